@@ -1,0 +1,107 @@
+"""Parameter and input validation shared by every estimator.
+
+Errors name the argument that is wrong, so that a bad value coming from a config file can be
+traced back to its key.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_data",
+    "check_devices",
+    "check_int",
+    "check_fraction",
+    "check_real",
+    "check_choice",
+    "check_random_state",
+]
+
+
+def check_data(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
+    """Return ``X`` as a C-contiguous 2-D float array, or raise a ``ValueError`` naming it.
+
+    float32 input stays float32; every other numeric type becomes float64.
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); got {X.ndim}-D")
+    if not np.issubdtype(X.dtype, np.number):
+        raise ValueError(f"{name} must be numeric; got dtype {X.dtype}")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    X = np.ascontiguousarray(X, dtype=dtype)
+    if X.shape[0] < min_samples:
+        raise ValueError(f"{name} has {X.shape[0]} samples; at least {min_samples} are needed")
+    if X.shape[1] < 1:
+        raise ValueError(f"{name} has no features")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return X
+
+
+def check_devices(devices, n_samples: int, *, name: str = "devices") -> np.ndarray:
+    """Return the per-row device ids as a 1-D integer array of length ``n_samples``."""
+    devices = np.asarray(devices)
+    if devices.ndim != 1 or devices.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must be a 1-D array with one device id per row of X ({n_samples}); "
+            f"got shape {devices.shape}"
+        )
+    if not np.issubdtype(devices.dtype, np.integer):
+        if np.issubdtype(devices.dtype, np.floating) and np.all(devices == np.round(devices)):
+            devices = devices.astype(np.int64)
+        else:
+            raise ValueError(f"{name} must hold integer device ids; got dtype {devices.dtype}")
+    return devices.astype(np.int64, copy=False)
+
+
+def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int in ``[low, high]``, or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}; got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}; got {value}")
+    return value
+
+
+def check_real(value, name: str, *, low: float | None = None, high: float | None = None,
+               low_inclusive: bool = True) -> float:
+    """Return ``value`` as a float in the given range, or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    if low is not None and (value < low or (not low_inclusive and value == low)):
+        bound = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {bound} {low}; got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}; got {value}")
+    return value
+
+
+def check_fraction(value, name: str) -> float:
+    """Return ``value`` as a float in ``(0, 1]``."""
+    return check_real(value, name, low=0.0, high=1.0, low_inclusive=False)
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
+    return value
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """Turn ``seed`` (None, int, SeedSequence or Generator) into a ``numpy.random.Generator``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(seed)
+    raise TypeError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")

@@ -1,0 +1,154 @@
+"""Fetch a public data file from its official URL or from an offline mirror, verified either way.
+
+Every data set module describes its files as :class:`RemoteFile` records: official URLs and the
+published checksums. :func:`fetch` copies the file from ``mirror`` when one is given (a folder
+laid out like the upstream sources, e.g. ``../shared/data``) and downloads it otherwise; in both
+cases the bytes are checked against the same md5/sha256 before the file appears at its final
+path, so nothing half-written or corrupt is ever left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+__all__ = ["RemoteFile", "fetch", "verify_file", "ChecksumError", "DataUnavailableError"]
+
+_CHUNK = 1 << 20
+
+
+class ChecksumError(ValueError):
+    """A file's bytes do not match its published checksum."""
+
+
+class DataUnavailableError(RuntimeError):
+    """A file could be neither downloaded nor found in the mirror."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a public data set.
+
+    Attributes
+    ----------
+    name : str
+        File name on disk.
+    urls : tuple of str
+        Official download URLs, tried in order.
+    mirror_path : str
+        Path of the same file relative to a mirror's root folder.
+    md5, sha256 : str or None
+        Published checksums; at least one must be given.
+    """
+
+    name: str
+    urls: tuple[str, ...]
+    mirror_path: str
+    md5: str | None = None
+    sha256: str | None = None
+
+    def __post_init__(self):
+        if not (self.md5 or self.sha256):
+            raise ValueError(f"RemoteFile {self.name!r} needs an md5 or a sha256 checksum")
+
+
+def _digests(path: Path) -> dict[str, str]:
+    md5, sha256 = hashlib.md5(), hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            md5.update(chunk)
+            sha256.update(chunk)
+    return {"md5": md5.hexdigest(), "sha256": sha256.hexdigest()}
+
+
+def verify_file(path, *, md5: str | None = None, sha256: str | None = None,
+                label: str | None = None) -> None:
+    """Raise :class:`ChecksumError` naming ``path`` (or ``label``) unless its checksums match."""
+    path = Path(path)
+    got = _digests(path)
+    for algo, expected in (("md5", md5), ("sha256", sha256)):
+        if expected and got[algo] != expected.lower():
+            raise ChecksumError(
+                f"{algo} mismatch for {label or path}: expected {expected}, got {got[algo]} "
+                f"(file {path}); the file is corrupt or not the published version"
+            )
+
+
+def _download(url: str, target: Path, progress: bool) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": "fedclust"})
+    with urllib.request.urlopen(request, timeout=60) as response, open(target, "wb") as out:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        with tqdm(total=total, unit="B", unit_scale=True, desc=target.name.split(".part")[0],
+                  disable=not progress) as bar:
+            for chunk in iter(lambda: response.read(_CHUNK), b""):
+                out.write(chunk)
+                bar.update(len(chunk))
+
+
+def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -> Path:
+    """Put a verified copy of ``remote`` at ``dest_dir / remote.name`` and return that path.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+    dest_dir : path-like
+    mirror : path-like, optional
+        Root of an offline mirror; the file is read from ``mirror / remote.mirror_path``
+        instead of the network.
+    progress : bool
+        Show a progress bar while downloading.
+
+    Raises
+    ------
+    DataUnavailableError
+        The mirror lacks the file, or every URL failed (offline without a mirror).
+    ChecksumError
+        The bytes obtained do not match the published checksum.
+    """
+    dest_dir = Path(dest_dir)
+    dest = dest_dir / remote.name
+    if dest.exists():
+        verify_file(dest, md5=remote.md5, sha256=remote.sha256, label=remote.name)
+        return dest
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=f".{remote.name}.", suffix=".part")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if mirror is not None:
+            source = Path(mirror) / remote.mirror_path
+            if not source.is_file():
+                raise DataUnavailableError(
+                    f"{remote.name}: not found in the data mirror at {source} "
+                    f"(data_mirror={mirror})"
+                )
+            shutil.copyfile(source, tmp)
+            label = f"{remote.name} (from mirror {source})"
+        else:
+            errors = []
+            for url in remote.urls:
+                try:
+                    _download(url, tmp, progress)
+                    break
+                except (urllib.error.URLError, OSError, TimeoutError) as exc:
+                    errors.append(f"{url}: {exc}")
+            else:
+                raise DataUnavailableError(
+                    f"could not download {remote.name} ({'; '.join(errors)}). Without internet, "
+                    f"point data_mirror at a folder holding {remote.mirror_path}, e.g. "
+                    f"`snakemake --config data_mirror=../shared/data`"
+                )
+            label = remote.name
+        verify_file(tmp, md5=remote.md5, sha256=remote.sha256, label=label)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest

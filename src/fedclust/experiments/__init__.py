@@ -1,0 +1,1 @@
+"""Experiment runners: the logic behind each pipeline rule, importable and tested."""

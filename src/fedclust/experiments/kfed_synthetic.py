@@ -1,0 +1,103 @@
+"""k-FED on Gaussian mixtures: Table 1 and Figure 1 of Dennis, Li & Smith (ICML 2021).
+
+Setup (Sec. 5.1 of the paper, with the numbers the paper leaves out chosen in the config):
+``k`` spherical Gaussians in ``R^d`` with separation ``c`` (defined and imposed as in
+:mod:`fedclust.data.gaussian_mixture`); the clusters are split into groups of ``k' = sqrt(k)``
+and every group's samples are dealt evenly over ``m0`` devices
+(:func:`fedclust.federation.structured_partition`); k-FED runs with ``k`` and ``k'`` and is
+scored by the accuracy of its induced clustering against the planted one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..algorithms import KFed
+from ..data.gaussian_mixture import make_separated_mixture
+from ..federation import structured_partition
+from ..io import tidy
+from ..metrics import clustering_accuracy, kmeans_cost
+from ._seeds import run_seed
+
+__all__ = ["device_clusters_for", "mixture_trial", "run_mixture_grid", "MIXTURE_ID_COLUMNS"]
+
+MIXTURE_ID_COLUMNS = ("experiment", "n_features", "n_clusters", "device_clusters",
+                      "devices_per_cluster", "separation", "samples_per_cluster", "run", "seed")
+
+
+def device_clusters_for(n_clusters: int, rule) -> int:
+    """``k'`` from a config value: an int, or ``"sqrt"`` for ``round(sqrt(k))`` (the paper's choice)."""
+    if rule == "sqrt":
+        return max(1, int(round(math.sqrt(n_clusters))))
+    if isinstance(rule, int) and not isinstance(rule, bool) and 1 <= rule <= n_clusters:
+        return rule
+    raise ValueError(f"device_clusters must be 'sqrt' or an int in [1, {n_clusters}]; got {rule!r}")
+
+
+def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
+                  devices_per_cluster: int, separation: float, samples_per_cluster: int,
+                  seed: int, server_lloyd_rounds: int = 1) -> dict:
+    """One run: sample a mixture, partition it, run k-FED, score it.
+
+    Returns
+    -------
+    dict of metric name -> value
+        ``accuracy`` (of the induced clustering), ``kmeans_cost`` (of the induced clustering
+        with k-FED's centers), ``cost_ratio`` (that cost over the planted clustering's),
+        ``n_devices``, ``rounds``, ``floats_up``, ``floats_down`` and the measured
+        ``separation_measured``.
+    """
+    rng = np.random.default_rng(seed)
+    mix = make_separated_mixture(n_clusters, n_features, separation,
+                                 samples_per_cluster=samples_per_cluster,
+                                 device_clusters=device_clusters,
+                                 devices_per_cluster=devices_per_cluster, random_state=rng)
+    devices = structured_partition(mix.labels, device_clusters, devices_per_cluster,
+                                   random_state=rng)
+    model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
+                 random_state=rng).fit(mix.X, devices)
+    cost = kmeans_cost(mix.X, model.cluster_centers_, model.labels_)
+    planted = kmeans_cost(mix.X, mix.centers, mix.labels)
+    comm = model.communication_
+    return {
+        "accuracy": clustering_accuracy(mix.labels, model.labels_),
+        "kmeans_cost": cost,
+        "cost_ratio": cost / planted,
+        "n_devices": len(np.unique(devices)),
+        "rounds": comm["rounds"],
+        "floats_up": comm["floats_up"],
+        "floats_down": comm["floats_down"],
+        "separation_measured": mix.separation,
+    }
+
+
+def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, device_clusters,
+                     devices_per_cluster: int, separations, samples_per_cluster: int, runs: int,
+                     base_seed: int, server_lloyd_rounds: int = 1,
+                     progress: bool = True) -> pd.DataFrame:
+    """All runs of one ``(d, k)`` setting over a list of separations, as a tidy table.
+
+    The seed of run ``j`` at separation index ``i`` is ``run_seed(base_seed, d, k, i, j)``, so a
+    setting's numbers do not depend on which other settings run.
+    """
+    k_prime = device_clusters_for(n_clusters, device_clusters)
+    separations = [float(c) for c in separations]
+    records = []
+    jobs = [(i, c, j) for i, c in enumerate(separations) for j in range(runs)]
+    for i, c, j in tqdm(jobs, desc=f"{experiment} d={n_features} k={n_clusters}",
+                        disable=not progress, mininterval=2.0):
+        seed = run_seed(base_seed, n_features, n_clusters, i, j)
+        metrics = mixture_trial(n_features=n_features, n_clusters=n_clusters,
+                                device_clusters=k_prime, devices_per_cluster=devices_per_cluster,
+                                separation=c, samples_per_cluster=samples_per_cluster, seed=seed,
+                                server_lloyd_rounds=server_lloyd_rounds)
+        records.append({"experiment": experiment, "n_features": n_features,
+                        "n_clusters": n_clusters, "device_clusters": k_prime,
+                        "devices_per_cluster": devices_per_cluster, "separation": c,
+                        "samples_per_cluster": samples_per_cluster, "run": j, "seed": seed,
+                        **metrics})
+    return tidy(records, MIXTURE_ID_COLUMNS)

@@ -1,0 +1,239 @@
+"""One representation of a federation, and the partitioners that build one.
+
+A :class:`Federation` stores the rows of ``X`` sorted by device with CSR-like ``offsets``: the
+rows of device ``z`` are ``X[offsets[z]:offsets[z + 1]]``. Every algorithm works on this layout,
+so per-device work becomes contiguous slices and per-device reductions become segment sums.
+
+The partitioners return a ``devices`` array (one device id per row, the ``fit(X, devices)``
+convention of every estimator); :meth:`Federation.from_devices` sorts the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_data, check_devices, check_int, check_random_state
+
+__all__ = ["Federation", "DeviceBlock", "iid_partition", "structured_partition"]
+
+
+@dataclass(frozen=True)
+class DeviceBlock:
+    """Devices of similar size packed into one padded batch for batched matrix products.
+
+    Attributes
+    ----------
+    devices : ndarray of shape (b,)
+        Positions (0..n_devices-1) of the devices in this block.
+    rows : ndarray of shape (b, width)
+        Row indices (into the sorted ``X``) of each device, padded with 0.
+    mask : ndarray of shape (b, width), bool
+        True where ``rows`` holds a real row rather than padding.
+    """
+
+    devices: np.ndarray
+    rows: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Federation:
+    """Data of a federated network, rows sorted by device.
+
+    Build one with :meth:`from_devices`. ``X`` and ``order`` satisfy
+    ``X == X_original[order]``.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The rows, sorted by device (stable, so each device keeps its row order).
+    offsets : ndarray of shape (n_devices + 1,)
+        Device ``z`` holds rows ``offsets[z]:offsets[z + 1]``.
+    device_ids : ndarray of shape (n_devices,)
+        The original id of each device, in sorted order.
+    order : ndarray of shape (n_samples,)
+        ``X[i]`` is row ``order[i]`` of the original data.
+    """
+
+    X: np.ndarray
+    offsets: np.ndarray
+    device_ids: np.ndarray
+    order: np.ndarray
+
+    @classmethod
+    def from_devices(cls, X, devices) -> "Federation":
+        """Sort the rows of ``X`` by their device id.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        devices : array-like of int, shape (n_samples,)
+            Device id of each row; ids need not be contiguous.
+        """
+        X = check_data(X)
+        devices = check_devices(devices, X.shape[0])
+        order = np.argsort(devices, kind="stable")
+        device_ids, counts = np.unique(devices[order], return_counts=True)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(X=X[order], offsets=offsets, device_ids=device_ids, order=order)
+
+    @property
+    def n_devices(self) -> int:
+        return len(self.device_ids)
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def device_sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def device_of_row(self) -> np.ndarray:
+        """Position (0..n_devices-1) of the device of each sorted row."""
+        return np.repeat(np.arange(self.n_devices), self.device_sizes)
+
+    def device_data(self, position: int) -> np.ndarray:
+        """Rows of the device at ``position`` (a view)."""
+        return self.X[self.offsets[position]:self.offsets[position + 1]]
+
+    def to_original_order(self, values: np.ndarray) -> np.ndarray:
+        """Reorder per-row ``values`` computed on the sorted rows back to the input order."""
+        out = np.empty_like(values)
+        out[self.order] = values
+        return out
+
+    def subset(self, positions) -> "Federation":
+        """The federation restricted to the devices at ``positions`` (sorted order kept).
+
+        ``order`` of the result still indexes rows of the original data.
+        """
+        positions = np.sort(np.asarray(positions, dtype=np.int64))
+        starts, stops = self.offsets[positions], self.offsets[positions + 1]
+        rows = _concatenate_ranges(starts, stops)
+        sizes = stops - starts
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return Federation(X=self.X[rows], offsets=offsets, device_ids=self.device_ids[positions],
+                          order=self.order[rows])
+
+    def blocks(self, max_elements: int = 2**24) -> list[DeviceBlock]:
+        """Pack the devices into padded blocks of similar size.
+
+        Devices are sorted by size and cut into consecutive blocks whose padded size
+        ``n_block_devices * width * n_features`` stays under ``max_elements``, so one batched
+        matrix product per block serves every device in it with little padding and bounded memory.
+        """
+        cache = self.__dict__.setdefault("_blocks_cache", {})
+        if max_elements in cache:
+            return cache[max_elements]
+        sizes = self.device_sizes
+        by_size = np.argsort(sizes, kind="stable")
+        per_row = max(self.n_features, 1)
+        blocks = []
+        start = 0
+        while start < len(by_size):
+            width = sizes[by_size[start]]
+            stop = start + 1
+            # grow the block while its padded size (width set by the largest, last device) fits
+            while stop < len(by_size):
+                new_width = sizes[by_size[stop]]
+                if (stop - start + 1) * max(new_width, 1) * per_row > max_elements:
+                    break
+                width = new_width
+                stop += 1
+            devices = by_size[start:stop]
+            width = max(int(sizes[devices].max()), 1)
+            local = np.arange(width)
+            mask = local[None, :] < sizes[devices][:, None]
+            rows = np.where(mask, self.offsets[devices][:, None] + local[None, :], 0)
+            blocks.append(DeviceBlock(devices=devices, rows=rows, mask=mask))
+            start = stop
+        cache[max_elements] = blocks
+        return blocks
+
+
+def _concatenate_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """``np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])`` without the loop."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    # each row index is its range start plus its position within the range
+    range_of_row = np.repeat(np.arange(len(starts)), lengths)
+    position = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return starts[range_of_row] + position
+
+
+def iid_partition(n_samples: int, n_devices: int, random_state=None) -> np.ndarray:
+    """Assign rows to ``n_devices`` devices uniformly at random, sizes differing by at most one.
+
+    Returns
+    -------
+    devices : ndarray of shape (n_samples,)
+    """
+    n_samples = check_int(n_samples, "n_samples", low=1)
+    n_devices = check_int(n_devices, "n_devices", low=1, high=n_samples)
+    rng = check_random_state(random_state)
+    devices = np.arange(n_samples) % n_devices
+    return rng.permutation(devices)
+
+
+def structured_partition(labels, device_clusters: int, devices_per_group: int,
+                         random_state=None) -> np.ndarray:
+    """Heterogeneous partition in which every device holds data of at most ``device_clusters`` clusters.
+
+    This is the construction of k-FED's Table 1 (Dennis et al., 2021, Sec. 5.1): the ``k`` target
+    clusters are split at random into groups ``G_i`` of ``k'`` clusters (the last group smaller
+    when ``k'`` does not divide ``k``), and the samples of each group are split evenly over
+    ``m0`` devices of their own, each cluster's samples too (to within one sample). Each device
+    therefore holds ``1/m0`` of every cluster of its group, and each cluster lives on exactly
+    ``m0`` devices (when it has at least ``m0`` samples).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        Target cluster of every row.
+    device_clusters : int
+        ``k'``, the number of clusters in a group (and the most any device sees).
+    devices_per_group : int
+        ``m0``, the number of devices a group's samples are split over.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    devices : ndarray of shape (n_samples,)
+        Device ``i * m0 + j`` is the ``j``-th device of group ``i``.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels must be a non-empty 1-D array")
+    device_clusters = check_int(device_clusters, "device_clusters", low=1)
+    devices_per_group = check_int(devices_per_group, "devices_per_group", low=1)
+    rng = check_random_state(random_state)
+    clusters, cluster_of_row = np.unique(labels, return_inverse=True)
+    k = len(clusters)
+    group_of_cluster = np.empty(k, dtype=np.int64)
+    group_of_cluster[rng.permutation(k)] = np.arange(k) // device_clusters
+    group_of_row = group_of_cluster[cluster_of_row]
+    # within each group, order rows by cluster (randomly within a cluster) and deal them
+    # round-robin to the group's m0 devices: every cluster and every device gets an even share
+    by_group = np.lexsort((rng.random(len(labels)), cluster_of_row, group_of_row))
+    group_sorted = group_of_row[by_group]
+    group_sizes = np.bincount(group_sorted)
+    if np.any(group_sizes < devices_per_group):
+        raise ValueError(
+            f"devices_per_group={devices_per_group} exceeds the size of a group "
+            f"({group_sizes.min()} samples): some devices would be empty"
+        )
+    rank_in_group = np.arange(len(labels)) - np.repeat(np.cumsum(group_sizes) - group_sizes,
+                                                       group_sizes)
+    devices = np.empty(len(labels), dtype=np.int64)
+    devices[by_group] = group_sorted * devices_per_group + rank_in_group % devices_per_group
+    return devices

@@ -1,0 +1,200 @@
+"""The metrics every paper reports, in one place.
+
+* :func:`kmeans_cost` -- the k-means objective, sum of squared distances to the nearest center.
+* :func:`clustering_accuracy` / :func:`misclustering_rate` -- agreement with a reference
+  labelling up to the best permutation of cluster names (Hungarian algorithm).
+* :func:`separation` -- the pairwise separation ``c_rs`` of a clustering used by k-FED
+  (Dennis et al., 2021, Appendix B.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ._validation import check_data, check_int
+from .lloyd import assign, segment_sums
+
+__all__ = [
+    "kmeans_cost",
+    "clustering_accuracy",
+    "misclustering_rate",
+    "contingency_matrix",
+    "cluster_means",
+    "spectral_norm",
+    "separation",
+    "Separation",
+]
+
+
+def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
+    """k-means cost ``sum_i w_i ||x_i - c(x_i)||^2``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    centers : array-like of shape (k, d)
+    labels : array-like of shape (n,), optional
+        Center index of every row; by default each row goes to its nearest center.
+    sample_weight : array-like of shape (n,), optional
+    """
+    X = check_data(X)
+    centers = np.asarray(centers, dtype=X.dtype)
+    if centers.ndim != 2 or centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers must have shape (k, {X.shape[1]}); got {centers.shape}")
+    if labels is None:
+        _, sq = assign(X, centers)
+    else:
+        labels = np.asarray(labels)
+        if labels.shape != (X.shape[0],):
+            raise ValueError(f"labels must have shape ({X.shape[0]},); got {labels.shape}")
+        diff = X - centers[labels]
+        sq = np.einsum("ij,ij->i", diff, diff)
+    if sample_weight is not None:
+        sq = sq * np.asarray(sample_weight)
+    return float(sq.sum())
+
+
+def contingency_matrix(labels_true, labels_pred) -> np.ndarray:
+    """Counts ``C[i, j]`` of rows with the ``i``-th true and the ``j``-th predicted label."""
+    labels_true = np.asarray(labels_true)
+    labels_pred = np.asarray(labels_pred)
+    if labels_true.shape != labels_pred.shape or labels_true.ndim != 1:
+        raise ValueError(
+            f"labels_true and labels_pred must be 1-D of equal length; got {labels_true.shape} "
+            f"and {labels_pred.shape}"
+        )
+    _, t = np.unique(labels_true, return_inverse=True)
+    _, p = np.unique(labels_pred, return_inverse=True)
+    n_t, n_p = t.max(initial=-1) + 1, p.max(initial=-1) + 1
+    return np.bincount(t * n_p + p, minlength=n_t * n_p).reshape(n_t, n_p)
+
+
+def clustering_accuracy(labels_true, labels_pred) -> float:
+    """Fraction of rows correctly clustered under the best one-to-one matching of labels.
+
+    The matching maximises agreement (``scipy.optimize.linear_sum_assignment`` on the
+    contingency matrix); when the two labellings have different numbers of clusters, the
+    unmatched clusters count as wrong.
+    """
+    C = contingency_matrix(labels_true, labels_pred)
+    if C.size == 0:
+        raise ValueError("cannot score an empty labelling")
+    rows, cols = linear_sum_assignment(C, maximize=True)
+    return float(C[rows, cols].sum() / C.sum())
+
+
+def misclustering_rate(labels_true, labels_pred) -> float:
+    """``1 - clustering_accuracy``: the share of rows misclustered under the best matching."""
+    return 1.0 - clustering_accuracy(labels_true, labels_pred)
+
+
+def cluster_means(X, labels, n_clusters: int | None = None):
+    """Mean and size of every cluster of ``labels`` (labels in ``0..k-1``).
+
+    Returns
+    -------
+    means : ndarray of shape (k, d)
+    sizes : ndarray of shape (k,) of int
+    """
+    labels = np.asarray(labels)
+    k = int(labels.max()) + 1 if n_clusters is None else n_clusters
+    sums, sizes = segment_sums(X, labels, k)
+    if np.any(sizes == 0):
+        raise ValueError(f"clusters {np.flatnonzero(sizes == 0).tolist()} are empty")
+    return sums / sizes[:, None], sizes.astype(np.int64)
+
+
+def spectral_norm(M: np.ndarray, *, chunk_rows: int = 65536) -> float:
+    """Largest singular value of ``M`` (exact, via the eigenvalues of the smaller Gram matrix).
+
+    The Gram matrix ``M^T M`` is accumulated in row chunks, so a tall ``M`` needs only
+    ``O(d^2)`` extra memory.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    n, d = M.shape
+    if n == 0 or d == 0:
+        return 0.0
+    if n < d:
+        gram = M @ M.T
+    else:
+        gram = np.zeros((d, d))
+        for start in range(0, n, chunk_rows):
+            block = M[start:start + chunk_rows]
+            gram += block.T @ block
+    top = np.linalg.eigvalsh(gram)[-1]
+    return float(np.sqrt(max(top, 0.0)))
+
+
+@dataclass
+class Separation:
+    """Pairwise separation of a clustering (see :func:`separation`).
+
+    Attributes
+    ----------
+    c : ndarray of shape (k, k)
+        ``c[r, s] = ||mu_r - mu_s|| / (m0 (Delta_r + Delta_s))``; the diagonal is ``inf``.
+    delta : ndarray of shape (k,)
+        ``Delta_r = sqrt(k') ||A - C||_2 / sqrt(n_r)``.
+    means : ndarray of shape (k, d)
+    sizes : ndarray of shape (k,)
+    residual_norm : float
+        ``||A - C||_2``, the spectral norm of the data minus its cluster means.
+    """
+
+    c: np.ndarray
+    delta: np.ndarray
+    means: np.ndarray
+    sizes: np.ndarray
+    residual_norm: float
+
+    def pairs(self):
+        """``(r, s, c_rs)`` for every unordered pair ``r < s``."""
+        r, s = np.triu_indices(self.c.shape[0], k=1)
+        return r, s, self.c[r, s]
+
+    @property
+    def minimum(self) -> float:
+        """The separation of the whole clustering: the smallest ``c_rs`` over pairs."""
+        return float(self.pairs()[2].min()) if self.c.shape[0] > 1 else float("inf")
+
+
+def separation(X, labels, *, device_clusters: int, devices_per_cluster: int) -> Separation:
+    """Pairwise separation ``c_rs`` of the clustering ``labels`` of ``X``.
+
+    Following k-FED (Dennis et al., 2021, Sec. 3 and Appendix B.2), with ``A`` the data
+    matrix and ``C`` the matrix whose row ``i`` is the mean of row ``i``'s cluster,
+
+    ``Delta_r = sqrt(k') * ||A - C||_2 / sqrt(n_r)`` and
+    ``c_rs = ||mu_r - mu_s|| / (m0 * (Delta_r + Delta_s))``,
+
+    where ``||.||_2`` is the spectral norm, ``n_r`` the size of cluster ``r``, ``k'`` the number
+    of clusters per device and ``m0`` the number of devices a cluster is spread over. A pair of
+    clusters satisfies k-FED's separation assumption with constant ``c`` when ``c_rs >= c``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    labels : array-like of shape (n,)
+        Cluster of every row, ``0..k-1``.
+    device_clusters : int
+        ``k'``.
+    devices_per_cluster : int
+        ``m0``.
+    """
+    X = check_data(X)
+    labels = np.asarray(labels)
+    device_clusters = check_int(device_clusters, "device_clusters", low=1)
+    devices_per_cluster = check_int(devices_per_cluster, "devices_per_cluster", low=1)
+    means, sizes = cluster_means(X, labels)
+    residual_norm = spectral_norm(X - means[labels])
+    delta = np.sqrt(device_clusters) * residual_norm / np.sqrt(sizes)
+    gaps = np.sqrt(np.maximum(
+        np.einsum("rd,rd->r", means, means)[:, None] + np.einsum("sd,sd->s", means, means)[None, :]
+        - 2.0 * means @ means.T, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = gaps / (devices_per_cluster * (delta[:, None] + delta[None, :]))
+    np.fill_diagonal(c, np.inf)
+    return Separation(c=c, delta=delta, means=means, sizes=sizes, residual_norm=residual_norm)

@@ -1,0 +1,1 @@
+"""Plotting: each figure is one small function fed by a results table."""

@@ -1,0 +1,50 @@
+"""Shared figure style and saving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..io import atomic_path  # noqa: E402
+
+__all__ = ["new_figure", "save_figure", "plt"]
+
+_RC = {
+    "figure.dpi": 110,
+    "savefig.dpi": 200,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: float = 2.7):
+    """A figure of ``nrows x ncols`` panels, each ``width x height`` inches, in the house style."""
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
+                                 squeeze=False, layout="constrained")
+    for ax in axes.flat:
+        for key, value in _RC.items():
+            if key.startswith("axes.grid"):
+                ax.grid(value, alpha=_RC["grid.alpha"])
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+    return fig, axes
+
+
+def save_figure(fig, *paths) -> None:
+    """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically."""
+    for path in paths:
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=path.suffix.lstrip("."), bbox_inches="tight")
+    plt.close(fig)

@@ -1,0 +1,169 @@
+"""Reproduction checks: each reproduced number against the paper's, with its tolerance.
+
+A :class:`Claim` is one number (or one inequality) a paper reports. Each experiment turns its
+results table into claims; :func:`write_reproduction` gathers them into ``results/reproduction.csv``
+and a readable ``results/reproduction.md``. The paper values and tolerances live in
+``config/paper_targets.yaml``, each with its provenance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .io import atomic_path, write_table
+
+__all__ = ["Claim", "load_targets", "claims_table", "write_reproduction", "table1_claims",
+           "separation_claims", "CLAIM_COLUMNS"]
+
+CLAIM_COLUMNS = ("paper", "item", "quantity", "paper_value", "reproduced", "tolerance",
+                 "comparison", "margin", "status", "provenance", "note")
+
+
+@dataclass
+class Claim:
+    """One reproduced number.
+
+    ``comparison`` is ``"abs_diff"`` (pass when ``|reproduced - paper_value| <= tolerance``),
+    ``"at_least"`` / ``"at_most"`` (pass when ``reproduced`` is on the right side of
+    ``paper_value`` by ``tolerance`` at most), or ``"reported"`` (no paper number to compare:
+    listed, never failed). ``margin`` is how far inside the band the number is (negative when
+    it fails).
+    """
+
+    paper: str
+    item: str
+    quantity: str
+    reproduced: float
+    paper_value: float = math.nan
+    tolerance: float = math.nan
+    comparison: str = "abs_diff"
+    provenance: str = ""
+    note: str = ""
+    margin: float = field(init=False, default=math.nan)
+    status: str = field(init=False, default="")
+
+    def __post_init__(self):
+        if self.comparison == "reported":
+            self.status = "reported"
+            return
+        if self.comparison == "abs_diff":
+            self.margin = self.tolerance - abs(self.reproduced - self.paper_value)
+        elif self.comparison == "at_least":
+            self.margin = self.reproduced - (self.paper_value - self.tolerance)
+        elif self.comparison == "at_most":
+            self.margin = (self.paper_value + self.tolerance) - self.reproduced
+        else:
+            raise ValueError(f"unknown comparison {self.comparison!r}")
+        self.status = "pass" if self.margin >= 0 else "fail"
+
+
+def load_targets(path) -> dict:
+    """Read ``paper_targets.yaml``; raise naming the file when it is not a mapping."""
+    path = Path(path)
+    with open(path) as fh:
+        targets = yaml.safe_load(fh)
+    if not isinstance(targets, dict):
+        raise ValueError(f"{path}: expected a mapping of papers to targets")
+    return targets
+
+
+def _target(targets: dict, *keys):
+    node = targets
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            raise KeyError(f"paper targets: missing key {'.'.join(keys)}")
+        node = node[key]
+    return node
+
+
+def table1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
+    """k-FED Table 1: every (d, k) row's mean accuracy within the tolerance of the paper's."""
+    spec = _target(targets, "kfed", "table1")
+    acc = runs[runs["metric"] == "accuracy"]
+    claims = []
+    for row in spec["rows"]:
+        d, k = int(row["n_features"]), int(row["n_clusters"])
+        sel = acc[(acc["n_features"] == d) & (acc["n_clusters"] == k)]["value"]
+        if sel.empty:
+            continue
+        claims.append(Claim(
+            paper="k-FED (Dennis et al. 2021)",
+            item=f"Table 1, d={d}, k={k}",
+            quantity=f"accuracy, mean of {len(sel)} runs (std {sel.std(ddof=1):.3f})"
+            if len(sel) > 1 else "accuracy, 1 run",
+            reproduced=float(sel.mean()),
+            paper_value=float(row["value"]),
+            tolerance=float(spec["tolerance"]),
+            comparison="abs_diff",
+            provenance=str(spec.get("provenance", "")),
+        ))
+    return claims
+
+
+def separation_claims(summary: pd.DataFrame, targets: dict) -> list[Claim]:
+    """k-FED Figure 5: the chosen k and its share of pairs above ``c0`` (reported, no paper
+    number to compare against)."""
+    spec = _target(targets, "kfed", "fig5")
+    chosen = summary[summary["chosen"]].iloc[0]
+    where = (f"{chosen['dataset']}, n={int(chosen['n_samples'])}, k'="
+             f"{int(chosen['device_clusters'])}, m0={int(chosen['devices_per_cluster'])}")
+    return [
+        Claim(paper="k-FED (Dennis et al. 2021)", item=f"Fig 5 ({where})",
+              quantity="chosen k (largest share of pairs with c_rs > c0)",
+              reproduced=float(chosen["n_clusters"]), comparison="reported",
+              provenance=str(spec.get("provenance", ""))),
+        Claim(paper="k-FED (Dennis et al. 2021)", item=f"Fig 5 ({where})",
+              quantity=f"share of pairs with c_rs > {chosen['threshold']:g} at the chosen k",
+              reproduced=float(chosen["share_above"]), comparison="reported",
+              provenance=str(spec.get("provenance", ""))),
+    ]
+
+
+def claims_table(claims: list[Claim]) -> pd.DataFrame:
+    """Claims as a table with the columns :data:`CLAIM_COLUMNS`."""
+    records = [asdict(c) for c in claims]
+    return pd.DataFrame.from_records(records, columns=list(CLAIM_COLUMNS))
+
+
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str = "") -> None:
+    """Write the gathered claims as CSV and as a Markdown report."""
+    write_table(table, csv_path)
+    counts = table["status"].value_counts()
+    lines = [
+        "# Reproduction report",
+        "",
+        f"Profile: {profile or 'unknown'}. "
+        f"{counts.get('pass', 0)} pass, {counts.get('fail', 0)} fail, "
+        f"{counts.get('reported', 0)} reported without a paper number to compare.",
+        "",
+        "| paper | item | quantity | paper | reproduced | tolerance | margin | status |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in table.itertuples():
+        lines.append(f"| {row.paper} | {row.item} | {row.quantity} | {_fmt(row.paper_value)} | "
+                     f"{_fmt(row.reproduced)} | {_fmt(row.tolerance)} | {_fmt(row.margin)} | "
+                     f"**{row.status}** |")
+    provenance = table[["paper", "provenance"]].drop_duplicates()
+    provenance = provenance[provenance["provenance"].astype(str).str.len() > 0]
+    if not provenance.empty:
+        lines += ["", "## Where the paper values come from", ""]
+        seen = set()
+        for row in provenance.itertuples():
+            if row.provenance not in seen:
+                seen.add(row.provenance)
+                lines.append(f"- {row.paper}: {row.provenance}")
+    with atomic_path(md_path) as tmp:
+        Path(tmp).write_text("\n".join(lines) + "\n")

@@ -1,0 +1,47 @@
+"""requirements.txt and environment.yml must list the same packages with the same pins."""
+
+import re
+
+import yaml
+
+from .conftest import REPO
+
+
+def pins_from_requirements():
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", line).groups()
+            pins[name.lower()] = version
+    return pins
+
+
+def pins_from_environment():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_lists = [d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d]
+    assert len(pip_lists) == 1, "environment.yml needs exactly one pip: section"
+    pins = {}
+    for spec in pip_lists[0]:
+        name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", spec).groups()
+        pins[name.lower()] = version
+    return pins, env
+
+
+def test_environment_lists_the_same_pinned_packages():
+    req = pins_from_requirements()
+    env_pins, env = pins_from_environment()
+    assert env_pins == req
+    assert "python=3.11" in env["dependencies"]
+
+
+def test_every_requirement_is_pinned_and_torch_is_the_cpu_pin():
+    req = pins_from_requirements()
+    assert req["torch"] == "2.13.0" and req["torchvision"] == "0.28.0"
+    assert req["snakemake"].startswith("9.")
+    first = next(l for l in (REPO / "requirements.txt").read_text().splitlines()
+                 if l.strip() and not l.startswith("#"))
+    assert first.startswith("torch==")  # installed first, so nothing pulls a CUDA build
+    for needed in ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "h5py", "networkx",
+                   "tqdm", "pyyaml", "pytest", "hypothesis"):
+        assert needed in req, needed

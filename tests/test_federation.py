@@ -1,0 +1,104 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedclust.federation import Federation, iid_partition, structured_partition
+
+
+def test_from_devices_sorts_rows_and_builds_offsets(rng):
+    X = rng.standard_normal((10, 3))
+    devices = np.array([7, 2, 7, 2, 9, 9, 9, 2, 7, 2])
+    fed = Federation.from_devices(X, devices)
+    assert fed.device_ids.tolist() == [2, 7, 9]
+    assert fed.offsets.tolist() == [0, 4, 7, 10]
+    assert np.array_equal(fed.X, X[fed.order])
+    # stable: each device keeps its rows in input order
+    assert fed.order[:4].tolist() == [1, 3, 7, 9]
+    for z, dev in enumerate(fed.device_ids):
+        assert np.array_equal(fed.device_data(z), X[devices == dev])
+    assert np.array_equal(fed.device_of_row, [0, 0, 0, 0, 1, 1, 1, 2, 2, 2])
+
+
+def test_to_original_order_inverts_the_sort(rng):
+    X = rng.standard_normal((50, 2))
+    devices = rng.integers(0, 6, size=50)
+    fed = Federation.from_devices(X, devices)
+    assert np.array_equal(fed.to_original_order(fed.X[:, 0]), X[:, 0])
+    assert np.array_equal(fed.to_original_order(fed.device_ids[fed.device_of_row]), devices)
+
+
+def test_subset_keeps_chosen_devices(rng):
+    X = rng.standard_normal((30, 2))
+    devices = np.repeat([0, 1, 2], 10)
+    fed = Federation.from_devices(X, devices)
+    sub = fed.subset([2, 0])
+    assert sub.device_ids.tolist() == [0, 2]
+    assert np.array_equal(sub.X, np.vstack([X[:10], X[20:]]))
+    assert np.array_equal(X[sub.order], sub.X)
+
+
+@pytest.mark.parametrize("max_elements", [1, 50, 400, 10**9])
+def test_blocks_cover_every_row_once_within_budget(rng, max_elements):
+    sizes = np.array([3, 1, 7, 7, 2, 12, 5])
+    devices = np.repeat(np.arange(len(sizes)), sizes)
+    fed = Federation.from_devices(rng.standard_normal((sizes.sum(), 4)), devices)
+    blocks = fed.blocks(max_elements)
+    rows = np.concatenate([b.rows[b.mask] for b in blocks])
+    assert np.array_equal(np.sort(rows), np.arange(sizes.sum()))
+    assert sorted(np.concatenate([b.devices for b in blocks]).tolist()) == list(range(len(sizes)))
+    for b in blocks:
+        if len(b.devices) > 1:
+            assert b.rows.size * fed.n_features <= max_elements
+        for i, z in enumerate(b.devices):
+            assert np.array_equal(b.rows[i][b.mask[i]],
+                                  np.arange(fed.offsets[z], fed.offsets[z + 1]))
+
+
+def test_bad_devices_are_named():
+    with pytest.raises(ValueError, match="devices must be a 1-D array"):
+        Federation.from_devices(np.zeros((4, 2)), [0, 1, 2])
+    with pytest.raises(ValueError, match="integer device ids"):
+        Federation.from_devices(np.zeros((2, 2)), ["a", "b"])
+    with pytest.raises(ValueError, match="X contains NaN"):
+        Federation.from_devices(np.array([[np.nan, 1.0]]), [0])
+
+
+def test_iid_partition_is_balanced_and_seeded():
+    a = iid_partition(103, 10, random_state=3)
+    b = iid_partition(103, 10, random_state=3)
+    assert np.array_equal(a, b)
+    counts = np.bincount(a)
+    assert len(counts) == 10 and counts.max() - counts.min() <= 1
+    assert not np.array_equal(a, iid_partition(103, 10, random_state=4))
+    with pytest.raises(ValueError, match="n_devices must be <= 5"):
+        iid_partition(5, 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 12), k_prime=st.integers(1, 5), m0=st.integers(1, 4),
+       per_cluster=st.integers(4, 20), seed=st.integers(0, 10**6))
+def test_structured_partition_properties(k, k_prime, m0, per_cluster, seed):
+    labels = np.repeat(np.arange(k), per_cluster)
+    devices = structured_partition(labels, k_prime, m0, random_state=seed)
+    n_groups = -(-k // k_prime)
+    assert len(np.unique(devices)) == n_groups * m0
+    for dev in np.unique(devices):
+        # every device holds data of at most k' clusters
+        assert len(np.unique(labels[devices == dev])) <= k_prime
+    for c in range(k):
+        # every cluster lives on exactly m0 devices, split evenly
+        counts = np.bincount(devices[labels == c])
+        counts = counts[counts > 0]
+        assert len(counts) == m0
+        assert counts.max() - counts.min() <= 1
+    # devices of one group share the same clusters
+    groups = devices // m0
+    for g in np.unique(groups):
+        sets = {tuple(np.unique(labels[devices == d])) for d in np.unique(devices[groups == g])}
+        assert len(sets) == 1
+
+
+def test_structured_partition_rejects_empty_devices():
+    with pytest.raises(ValueError, match="devices_per_group=5 exceeds the size of a group"):
+        structured_partition(np.array([0, 0, 1, 1]), 1, 5)

@@ -1,0 +1,150 @@
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from fedclust import KFed, structured_partition
+from fedclust.algorithms.kfed import farthest_point_seeding
+from fedclust.data import make_separated_mixture
+from fedclust.metrics import clustering_accuracy
+
+
+def mixture(seed, k=9, d=12, c=20.0, per_cluster=60, k_prime=3, m0=4):
+    mix = make_separated_mixture(k, d, c, samples_per_cluster=per_cluster,
+                                 device_clusters=k_prime, devices_per_cluster=m0,
+                                 random_state=seed)
+    devices = structured_partition(mix.labels, k_prime, m0, random_state=seed)
+    return mix, devices
+
+
+def test_recovers_planted_clusters_on_a_structured_federation():
+    mix, devices = mixture(0)
+    km = KFed(9, 3, random_state=0).fit(mix.X, devices)
+    assert clustering_accuracy(mix.labels, km.labels_) == 1.0
+    # the global centers are the planted ones up to the local estimation error
+    nearest = np.linalg.norm(km.cluster_centers_[:, None] - mix.centers[None], axis=-1).min(1)
+    spread = np.linalg.norm(mix.centers[0] - mix.centers[1])
+    assert nearest.max() < 0.05 * spread
+    assert np.array_equal(km.predict(mix.X), km.labels_)
+
+
+def test_communication_is_one_round_with_exact_counts():
+    mix, devices = mixture(1)
+    km = KFed(9, 3, random_state=1).fit(mix.X, devices)
+    Z, d = len(np.unique(devices)), mix.X.shape[1]
+    comm = km.communication_
+    assert comm["rounds"] == 1
+    assert comm["floats_up"] == len(km.local_centers_) * d == Z * 3 * d
+    assert comm["floats_down"] == Z * 9 * d
+    assert comm["messages_up"] == comm["messages_down"] == Z
+    sized = KFed(9, 3, server_weighting="size", random_state=1).fit(mix.X, devices)
+    assert sized.communication_["floats_up"] == Z * 3 * (d + 1)
+
+
+def test_labels_are_induced_by_local_clusters():
+    """Definition 3.3: every point takes the global label of its (nearest) local center."""
+    mix, devices = mixture(2, c=0.5)  # weak separation: local and global errors do occur
+    km = KFed(9, 3, random_state=2).fit(mix.X, devices)
+    for dev in np.unique(devices):
+        rows = np.flatnonzero(devices == dev)
+        own = km.local_center_devices_ == dev
+        # at Lloyd's fixed point each point's local cluster is its nearest local center
+        nearest = np.linalg.norm(mix.X[rows][:, None] - km.local_centers_[own][None],
+                                 axis=-1).argmin(axis=1)
+        assert np.array_equal(km.labels_[rows], km.local_center_labels_[own][nearest])
+
+
+def test_same_seed_same_result_and_seed_matters():
+    mix, devices = mixture(3, c=0.05)
+    a = KFed(9, 3, random_state=7).fit(mix.X, devices)
+    b = KFed(9, 3, random_state=7).fit(mix.X, devices)
+    assert np.array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    others = [KFed(9, 3, random_state=s).fit(mix.X, devices).cluster_centers_ for s in range(5)]
+    assert any(not np.array_equal(o, a.cluster_centers_) for o in others)
+
+
+def test_farthest_point_seeding_by_hand():
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 0.0], [0.0, 5.0], [9.0, 1.0]])
+    chosen = farthest_point_seeding(points, np.array([0]), 3)
+    assert chosen.tolist() == [0, 2, 3]
+    with pytest.raises(ValueError, match="only 2 distinct local centers"):
+        farthest_point_seeding(np.array([[0.0], [0.0], [1.0]]), np.array([0]), 3)
+
+
+def test_server_runs_exactly_one_lloyd_round_by_default():
+    mix, devices = mixture(4, c=0.3)
+    km = KFed(9, 3, random_state=4).fit(mix.X, devices)
+    # seeds: the k' centers of one device first, then farthest points among all local centers
+    first_device = km.local_center_devices_[
+        np.all(km.local_centers_ == km.server_init_[0], axis=1)][0]
+    own = km.local_centers_[km.local_center_devices_ == first_device]
+    np.testing.assert_array_equal(km.server_init_[:3], own)
+    # one round: each global center is the mean of the local centers nearest to its seed
+    to_seed = np.linalg.norm(km.local_centers_[:, None] - km.server_init_[None],
+                             axis=-1).argmin(axis=1)
+    expected = np.stack([km.local_centers_[to_seed == j].mean(axis=0) for j in range(9)])
+    np.testing.assert_allclose(km.cluster_centers_, expected, atol=1e-9)
+    # more rounds can only lower the server's k-means cost on the local centers
+    more = KFed(9, 3, server_lloyd_rounds=50, random_state=4).fit(mix.X, devices)
+
+    def server_cost(m):
+        return np.sum((m.local_centers_ - m.cluster_centers_[m.local_center_labels_]) ** 2)
+
+    assert server_cost(more) <= server_cost(km) + 1e-9
+
+
+def test_small_devices_and_low_dimension_are_handled(rng):
+    # d = 2 < k' = 3 (no projection), one device with a single point, one with two
+    X = np.vstack([rng.normal(m, 0.1, size=(30, 2)) for m in ([0, 0], [5, 0], [0, 5])])
+    X = np.vstack([X, [[5.0, 5.0]], [[0.1, 0.0], [5.1, 0.1]]])
+    devices = np.concatenate([np.repeat([0, 1, 2], 30), [3], [4, 4]])
+    km = KFed(4, 3, random_state=0).fit(X, devices)
+    assert km.labels_.shape == (len(X),)
+    assert km.communication_["floats_up"] == len(km.local_centers_) * 2
+    assert 3 in km.local_center_devices_ and np.sum(km.local_center_devices_ == 3) == 1
+    assert np.sum(km.local_center_devices_ == 4) == 2
+
+
+def test_partial_participation():
+    mix, devices = mixture(5, k=9, m0=6)
+    Z = len(np.unique(devices))
+    km = KFed(9, 3, participation=0.5, random_state=5).fit(mix.X, devices)
+    n_part = round(0.5 * Z)
+    assert km.communication_["messages_up"] == n_part == len(km.participating_devices_)
+    assert km.communication_["floats_up"] == n_part * 3 * mix.X.shape[1]
+    # devices that failed still get the right clusters afterwards (Theorem 3.2 route)
+    assert clustering_accuracy(mix.labels, km.labels_) == 1.0
+
+
+def test_new_devices_are_clustered_consistently_through_predict():
+    mix, devices = mixture(6, per_cluster=80)
+    train = devices % 4 != 3      # the last device of every group joins after the fit
+    km = KFed(9, 3, random_state=6).fit(mix.X[train], devices[train])
+    new_labels = km.predict(mix.X[~train], devices=devices[~train])
+    # same naming of clusters as in training, for every new point
+    mapping = {t: p for t, p in zip(mix.labels[train], km.labels_)}
+    expected = np.array([mapping.get(t, -1) for t in mix.labels[~train]])
+    assert np.all(expected >= 0)
+    assert np.array_equal(new_labels, expected)
+
+
+def test_errors_name_the_argument():
+    X = np.zeros((10, 2))
+    devices = np.arange(10) % 2
+    with pytest.raises(ValueError, match="device_clusters must be <= 3"):
+        KFed(3, 4).fit(X, devices)
+    with pytest.raises(ValueError, match="participation must be <= 1"):
+        KFed(3, 2, participation=1.5).fit(X, devices)
+    with pytest.raises(ValueError, match="server_weighting must be one of"):
+        KFed(3, 2, server_weighting="mean").fit(X, devices)
+    with pytest.raises(ValueError, match="fewer than n_clusters=8"):
+        KFed(8, 2, random_state=0).fit(np.random.default_rng(0).normal(size=(10, 2)), devices)
+    with pytest.raises(ValueError, match="one device id per row of X"):
+        KFed(3, 2).fit(X, devices[:5])
+
+
+def test_is_a_scikit_learn_estimator():
+    km = KFed(5, 2, random_state=3, participation=0.8)
+    twin = clone(km)
+    assert twin.get_params() == km.get_params()
+    assert "KFed(" in repr(km)

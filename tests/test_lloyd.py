@@ -1,0 +1,112 @@
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from sklearn.cluster import KMeans
+
+import fedclust.lloyd as kernel
+from fedclust.federation import Federation
+from fedclust.lloyd import assign, assign_by_device, lloyd, lloyd_by_device, update_centers
+
+
+def brute_force_assign(X, C, mask=None):
+    D = cdist(X, C, "sqeuclidean")
+    if mask is not None:
+        D[:, ~mask] = np.inf
+    return D.argmin(axis=1), D.min(axis=1)
+
+
+def test_assign_matches_brute_force(rng):
+    X = rng.standard_normal((500, 7))
+    C = rng.standard_normal((9, 7))
+    labels, sq = assign(X, C)
+    ref_labels, ref_sq = brute_force_assign(X, C)
+    assert np.array_equal(labels, ref_labels)
+    np.testing.assert_allclose(sq, ref_sq, rtol=1e-9, atol=1e-9)
+
+
+def test_assign_chunking_and_mask(rng, monkeypatch):
+    monkeypatch.setattr(kernel, "_CHUNK_ELEMENTS", 13)  # many tiny chunks
+    X = rng.standard_normal((101, 3))
+    C = rng.standard_normal((5, 3))
+    mask = np.array([True, False, True, False, True])
+    labels, sq = assign(X, C, center_mask=mask)
+    ref_labels, ref_sq = brute_force_assign(X, C, mask)
+    assert np.array_equal(labels, ref_labels)
+    assert set(np.unique(labels)) <= {0, 2, 4}
+    np.testing.assert_allclose(sq, ref_sq, atol=1e-9)
+
+
+@pytest.mark.parametrize("block_elements", [10**9, 64, 1])
+def test_assign_by_device_matches_per_device_brute_force(rng, monkeypatch, block_elements):
+    monkeypatch.setattr(kernel, "_BLOCK_ELEMENTS", block_elements)
+    sizes = [5, 1, 12, 12, 3, 40]
+    devices = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.standard_normal((sum(sizes), 4))
+    fed = Federation.from_devices(X, devices)
+    C = rng.standard_normal((len(sizes), 3, 4))
+    mask = rng.random((len(sizes), 3)) < 0.7
+    mask[:, 0] = True
+    labels, sq = assign_by_device(fed, C, center_mask=mask)
+    for z in range(len(sizes)):
+        rows = slice(fed.offsets[z], fed.offsets[z + 1])
+        ref_labels, ref_sq = brute_force_assign(fed.device_data(z), C[z], mask[z])
+        assert np.array_equal(labels[rows], ref_labels)
+        np.testing.assert_allclose(sq[rows], ref_sq, atol=1e-9)
+
+
+def test_lloyd_matches_sklearn_from_the_same_init(rng):
+    X = np.vstack([rng.normal(m, 1.0, size=(80, 3)) for m in (0, 4, 8, 12)])
+    init = X[rng.choice(len(X), 4, replace=False)]
+    ours = lloyd(X, init, max_iter=300)
+    ref = KMeans(4, init=init, n_init=1, max_iter=300, tol=0.0, algorithm="lloyd").fit(X)
+    assert ours.converged
+    assert np.array_equal(ours.labels, ref.labels_)
+    np.testing.assert_allclose(ours.centers, ref.cluster_centers_, atol=1e-10)
+    np.testing.assert_allclose(ours.inertia, ref.inertia_, rtol=1e-10)
+
+
+def test_one_lloyd_round_is_one_assignment_and_one_mean(rng):
+    X = rng.standard_normal((60, 2))
+    init = X[:3].copy()
+    result = lloyd(X, init, max_iter=1)
+    first = brute_force_assign(X, init)[0]
+    expected = np.stack([X[first == j].mean(axis=0) for j in range(3)])
+    np.testing.assert_allclose(result.centers, expected)
+    assert result.n_iter == 1
+    assert np.array_equal(result.labels, brute_force_assign(X, expected)[0])
+
+
+def test_weighted_lloyd_equals_lloyd_on_repeated_rows(rng):
+    X = rng.standard_normal((40, 3))
+    w = rng.integers(1, 4, size=40)
+    init = X[:4].copy()
+    weighted = lloyd(X, init, weights=w.astype(float))
+    repeated = lloyd(np.repeat(X, w, axis=0), init)
+    np.testing.assert_allclose(weighted.centers, repeated.centers, atol=1e-10)
+    np.testing.assert_allclose(weighted.cluster_weights, np.bincount(
+        repeated.labels, minlength=4))
+
+
+def test_empty_cluster_keeps_its_center():
+    X = np.array([[0.0], [0.1], [10.0], [10.1]])
+    previous = np.array([[0.0], [10.0], [1000.0]])
+    centers, totals = update_centers(X, np.array([0, 0, 1, 1]), previous)
+    np.testing.assert_allclose(centers[:, 0], [0.05, 10.05, 1000.0])
+    assert totals.tolist() == [2, 2, 0]
+
+
+def test_lloyd_by_device_equals_independent_runs(rng):
+    sizes = [30, 7, 55, 30]
+    devices = np.repeat(np.arange(4), sizes)
+    X = rng.standard_normal((sum(sizes), 3)) + 3 * devices[:, None]
+    fed = Federation.from_devices(X, devices)
+    init = np.stack([fed.device_data(z)[:3] for z in range(4)])
+    joint = lloyd_by_device(fed, init)
+    assert joint.converged
+    for z in range(4):
+        alone = lloyd(fed.device_data(z), init[z])
+        rows = slice(fed.offsets[z], fed.offsets[z + 1])
+        np.testing.assert_allclose(joint.centers[z], alone.centers, atol=1e-10)
+        assert np.array_equal(joint.labels[rows], alone.labels)
+        assert joint.counts[z].tolist() == np.bincount(alone.labels, minlength=3).tolist()
+    assert joint.n_iter >= max(lloyd(fed.device_data(z), init[z]).n_iter for z in range(4))

@@ -1,0 +1,80 @@
+import math
+
+import pandas as pd
+import pytest
+
+from fedclust.reproduction import (Claim, claims_table, load_targets, separation_claims,
+                                   table1_claims, write_reproduction)
+
+
+def test_claim_status_and_margin():
+    ok = Claim("p", "i", "q", reproduced=0.99, paper_value=1.0, tolerance=0.02)
+    assert ok.status == "pass" and ok.margin == pytest.approx(0.01)
+    bad = Claim("p", "i", "q", reproduced=0.95, paper_value=1.0, tolerance=0.02)
+    assert bad.status == "fail" and bad.margin == pytest.approx(-0.03)
+    at_least = Claim("p", "i", "q", reproduced=0.3, paper_value=0.0, tolerance=0.0,
+                     comparison="at_least")
+    assert at_least.status == "pass" and at_least.margin == pytest.approx(0.3)
+    at_most = Claim("p", "i", "q", reproduced=1.2, paper_value=1.0, tolerance=0.1,
+                    comparison="at_most")
+    assert at_most.status == "fail"
+    info = Claim("p", "i", "q", reproduced=3.0, comparison="reported")
+    assert info.status == "reported" and math.isnan(info.margin)
+    with pytest.raises(ValueError, match="unknown comparison"):
+        Claim("p", "i", "q", reproduced=1.0, comparison="roughly")
+
+
+def runs_table(values):
+    rows = []
+    for (d, k), accs in values.items():
+        for run, a in enumerate(accs):
+            rows.append({"n_features": d, "n_clusters": k, "run": run, "metric": "accuracy",
+                         "value": a})
+            rows.append({"n_features": d, "n_clusters": k, "run": run, "metric": "n_devices",
+                         "value": 20})
+    return pd.DataFrame(rows)
+
+
+TARGETS = {"kfed": {
+    "table1": {"tolerance": 0.02, "provenance": "test",
+               "rows": [{"n_features": 100, "n_clusters": 16, "value": 1.0},
+                        {"n_features": 300, "n_clusters": 64, "value": 0.9}]},
+    "fig5": {"provenance": "test"}}}
+
+
+def test_table1_claims_compare_each_row_mean():
+    runs = runs_table({(100, 16): [1.0, 0.98, 1.0], (300, 64): [0.8, 0.8]})
+    claims = table1_claims(runs, TARGETS)
+    assert [c.status for c in claims] == ["pass", "fail"]
+    assert claims[0].reproduced == pytest.approx(0.99333, abs=1e-4)
+    assert claims[1].margin == pytest.approx(0.02 - 0.1)
+
+
+def test_separation_claims_report_the_chosen_k():
+    summary = pd.DataFrame({"dataset": ["MNIST"] * 2, "n_samples": [70000] * 2,
+                            "n_clusters": [5, 8], "device_clusters": [1, 1],
+                            "devices_per_cluster": [1, 1], "threshold": [0.5, 0.5],
+                            "share_above": [1.0, 0.7], "chosen": [True, False]})
+    claims = separation_claims(summary, TARGETS)
+    assert [c.reproduced for c in claims] == [5.0, 1.0]
+    assert all(c.status == "reported" for c in claims)
+
+
+def test_write_reproduction_report(tmp_path):
+    claims = [Claim("k-FED", "Table 1, d=100", "accuracy", reproduced=1.0, paper_value=1.0,
+                    tolerance=0.02, provenance="printed in Table 1")]
+    write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md", profile="quick")
+    text = (tmp_path / "r.md").read_text()
+    assert "1 pass, 0 fail" in text and "printed in Table 1" in text and "**pass**" in text
+    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["pass"]
+
+
+def test_targets_file_loads_and_names_missing_keys(tmp_path):
+    from .conftest import REPO
+    targets = load_targets(REPO / "config" / "paper_targets.yaml")
+    assert len(targets["kfed"]["table1"]["rows"]) == 5
+    (tmp_path / "t.yaml").write_text("- not a mapping\n")
+    with pytest.raises(ValueError, match="t.yaml: expected a mapping"):
+        load_targets(tmp_path / "t.yaml")
+    with pytest.raises(KeyError, match="kfed.table1"):
+        table1_claims(runs_table({(1, 2): [1.0]}), {"kfed": {}})

@@ -3,11 +3,12 @@
 Every algorithm is a scikit-learn-style estimator fitted with ``fit(X, devices)``.
 """
 
-from .algorithms import Communication, KFed
+from .algorithms import Communication, DistributedLloyd, KFed
 from .federation import Federation, iid_partition, structured_partition
 
 __all__ = [
     "Communication",
+    "DistributedLloyd",
     "Federation",
     "KFed",
     "iid_partition",

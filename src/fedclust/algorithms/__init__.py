@@ -1,6 +1,7 @@
 """Federated and distributed k-means estimators, one module per algorithm."""
 
-from ._base import Communication
+from ._base import Communication, FederatedClusteringMixin
+from .distributed_lloyd import DistributedLloyd
 from .kfed import KFed
 
-__all__ = ["Communication", "KFed"]
+__all__ = ["Communication", "DistributedLloyd", "FederatedClusteringMixin", "KFed"]

@@ -38,23 +38,6 @@ def test_subset_keeps_chosen_devices(rng):
     assert np.array_equal(X[sub.order], sub.X)
 
 
-@pytest.mark.parametrize("max_elements", [1, 50, 400, 10**9])
-def test_blocks_cover_every_row_once_within_budget(rng, max_elements):
-    sizes = np.array([3, 1, 7, 7, 2, 12, 5])
-    devices = np.repeat(np.arange(len(sizes)), sizes)
-    fed = Federation.from_devices(rng.standard_normal((sizes.sum(), 4)), devices)
-    blocks = fed.blocks(max_elements)
-    rows = np.concatenate([b.rows[b.mask] for b in blocks])
-    assert np.array_equal(np.sort(rows), np.arange(sizes.sum()))
-    assert sorted(np.concatenate([b.devices for b in blocks]).tolist()) == list(range(len(sizes)))
-    for b in blocks:
-        if len(b.devices) > 1:
-            assert b.rows.size * fed.n_features <= max_elements
-        for i, z in enumerate(b.devices):
-            assert np.array_equal(b.rows[i][b.mask[i]],
-                                  np.arange(fed.offsets[z], fed.offsets[z + 1]))
-
-
 def test_bad_devices_are_named():
     with pytest.raises(ValueError, match="devices must be a 1-D array"):
         Federation.from_devices(np.zeros((4, 2)), [0, 1, 2])

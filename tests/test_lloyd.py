@@ -36,9 +36,9 @@ def test_assign_chunking_and_mask(rng, monkeypatch):
     np.testing.assert_allclose(sq, ref_sq, atol=1e-9)
 
 
-@pytest.mark.parametrize("block_elements", [10**9, 64, 1])
-def test_assign_by_device_matches_per_device_brute_force(rng, monkeypatch, block_elements):
-    monkeypatch.setattr(kernel, "_BLOCK_ELEMENTS", block_elements)
+@pytest.mark.parametrize("chunk_elements", [2**22, 7])
+def test_assign_by_device_matches_per_device_brute_force(rng, monkeypatch, chunk_elements):
+    monkeypatch.setattr(kernel, "_CHUNK_ELEMENTS", chunk_elements)
     sizes = [5, 1, 12, 12, 3, 40]
     devices = np.repeat(np.arange(len(sizes)), sizes)
     X = rng.standard_normal((sum(sizes), 4))

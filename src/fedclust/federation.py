@@ -16,26 +16,7 @@ import numpy as np
 
 from ._validation import check_data, check_devices, check_int, check_random_state
 
-__all__ = ["Federation", "DeviceBlock", "iid_partition", "structured_partition"]
-
-
-@dataclass(frozen=True)
-class DeviceBlock:
-    """Devices of similar size packed into one padded batch for batched matrix products.
-
-    Attributes
-    ----------
-    devices : ndarray of shape (b,)
-        Positions (0..n_devices-1) of the devices in this block.
-    rows : ndarray of shape (b, width)
-        Row indices (into the sorted ``X``) of each device, padded with 0.
-    mask : ndarray of shape (b, width), bool
-        True where ``rows`` holds a real row rather than padding.
-    """
-
-    devices: np.ndarray
-    rows: np.ndarray
-    mask: np.ndarray
+__all__ = ["Federation", "iid_partition", "structured_partition"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,41 +103,6 @@ class Federation:
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return Federation(X=self.X[rows], offsets=offsets, device_ids=self.device_ids[positions],
                           order=self.order[rows])
-
-    def blocks(self, max_elements: int = 2**24) -> list[DeviceBlock]:
-        """Pack the devices into padded blocks of similar size.
-
-        Devices are sorted by size and cut into consecutive blocks whose padded size
-        ``n_block_devices * width * n_features`` stays under ``max_elements``, so one batched
-        matrix product per block serves every device in it with little padding and bounded memory.
-        """
-        cache = self.__dict__.setdefault("_blocks_cache", {})
-        if max_elements in cache:
-            return cache[max_elements]
-        sizes = self.device_sizes
-        by_size = np.argsort(sizes, kind="stable")
-        per_row = max(self.n_features, 1)
-        blocks = []
-        start = 0
-        while start < len(by_size):
-            width = sizes[by_size[start]]
-            stop = start + 1
-            # grow the block while its padded size (width set by the largest, last device) fits
-            while stop < len(by_size):
-                new_width = sizes[by_size[stop]]
-                if (stop - start + 1) * max(new_width, 1) * per_row > max_elements:
-                    break
-                width = new_width
-                stop += 1
-            devices = by_size[start:stop]
-            width = max(int(sizes[devices].max()), 1)
-            local = np.arange(width)
-            mask = local[None, :] < sizes[devices][:, None]
-            rows = np.where(mask, self.offsets[devices][:, None] + local[None, :], 0)
-            blocks.append(DeviceBlock(devices=devices, rows=rows, mask=mask))
-            start = stop
-        cache[max_elements] = blocks
-        return blocks
 
 
 def _concatenate_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:

@@ -1,10 +1,10 @@
 """The one Lloyd / assignment kernel that every algorithm shares.
 
 Distances use the GEMM form ``||x||^2 - 2 x.c + ||c||^2`` and are computed in row chunks, so
-memory stays bounded whatever ``n``. Centroid updates are segment sums done as one sparse
-matrix product. Per-device variants work on a :class:`~fedclust.federation.Federation` and batch
-all devices of similar size into a single batched matrix product, so no Python loop runs over
-points and none over devices inside an iteration beyond one per size block.
+memory stays bounded whatever ``n``. Centroid updates, for all devices and clusters at once, are
+segment sums done as one sparse matrix product. Per-device variants work on a
+:class:`~fedclust.federation.Federation`, whose rows are sorted by device: each device's
+assignment is one BLAS GEMM on a contiguous view. No Python loop ever runs over points.
 
 Conventions
 -----------
@@ -37,8 +37,6 @@ __all__ = [
 
 # about 32 MB of float64 per temporary distance block
 _CHUNK_ELEMENTS = 2**22
-# padded per-device batches of at most this many elements (128 MB of float64)
-_BLOCK_ELEMENTS = 2**24
 
 
 def squared_norms(X: np.ndarray) -> np.ndarray:
@@ -100,6 +98,11 @@ def assign_by_device(federation: Federation, centers: np.ndarray, *,
                      center_mask: np.ndarray | None = None, x_sq: np.ndarray | None = None):
     """Nearest center of every row among the centers of the row's own device.
 
+    Each device's rows are a contiguous slice of the federation, so every device costs one
+    chunked GEMM on a view of its rows. (Batching padded blocks of devices through one
+    ``np.matmul`` was measured no faster and needs a padded copy of ``X``; see
+    ``benchmarks/bench_kernel.py``.)
+
     Parameters
     ----------
     federation : Federation
@@ -119,21 +122,13 @@ def assign_by_device(federation: Federation, centers: np.ndarray, *,
     centers = np.asarray(centers, dtype=X.dtype)
     if x_sq is None:
         x_sq = squared_norms(X)
-    c_sq = _center_sq_norms(centers, center_mask)
     labels = np.empty(federation.n_samples, dtype=np.int64)
     sq = np.empty(federation.n_samples, dtype=X.dtype)
-    for block in federation.blocks(_BLOCK_ELEMENTS):
-        if len(block.devices) == 1:
-            # one large device: chunked GEMM on its contiguous rows, no padded copy
-            z = block.devices[0]
-            rows = slice(federation.offsets[z], federation.offsets[z + 1])
-            mask = None if center_mask is None else center_mask[z]
-            labels[rows], sq[rows] = assign(X[rows], centers[z], x_sq=x_sq[rows], center_mask=mask)
-            continue
-        dots = np.matmul(X[block.rows], centers[block.devices].transpose(0, 2, 1))
-        block_labels, block_sq = _nearest(dots, x_sq[block.rows], c_sq[block.devices][:, None, :])
-        labels[block.rows[block.mask]] = block_labels[block.mask]
-        sq[block.rows[block.mask]] = block_sq[block.mask]
+    offsets = federation.offsets
+    for z in range(federation.n_devices):
+        rows = slice(offsets[z], offsets[z + 1])
+        mask = None if center_mask is None else center_mask[z]
+        labels[rows], sq[rows] = assign(X[rows], centers[z], x_sq=x_sq[rows], center_mask=mask)
     return labels, sq
 
 

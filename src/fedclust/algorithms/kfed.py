@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (check_choice, check_devices, check_fraction, check_int, check_real,
                            check_random_state)
 from ..federation import Federation
-from ..lloyd import assign, lloyd, lloyd_by_device, segment_sums
+from ..lloyd import assign, lloyd, lloyd_by_device, per_device_blas, segment_sums
 from ._base import Communication, FederatedClusteringMixin, seed_for
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "LocalClustering"]
@@ -130,11 +130,12 @@ def awasthi_sheffet(federation: Federation, device_clusters: int, *, random_stat
     seeds = rng.integers(0, 2**31 - 1, size=Z)
     init = np.zeros((Z, k, d), dtype=federation.X.dtype)
     valid = np.zeros((Z, k), dtype=bool)
-    for z in range(Z):
-        theta = _seed_device(federation.device_data(z), k, int(seeds[z]), proximity_ratio,
-                             projection)
-        init[z, :len(theta)] = theta
-        valid[z, :len(theta)] = True
+    with per_device_blas(federation):
+        for z in range(Z):
+            theta = _seed_device(federation.device_data(z), k, int(seeds[z]), proximity_ratio,
+                                 projection)
+            init[z, :len(theta)] = theta
+            valid[z, :len(theta)] = True
     result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter)
     return LocalClustering(centers=result.centers, valid=valid & (result.counts > 0),
                            sizes=result.counts, labels=result.labels, n_iter=result.n_iter)

@@ -22,6 +22,21 @@ validate(config, "config/schema.yaml")
 report: "workflow/report/workflow.rst"
 
 
+# Run on the submitting host under a cluster executor: downloads need the network that compute
+# nodes often lack, and the rest take seconds (queueing would dominate).
+localrules:
+    all,
+    fetch_mnist,
+    fetch_shakespeare,
+    fetch_tff_emnist,
+    kfed_gather,
+    kfed_table1,
+    kfed_separation,
+    kfed_figure,
+    kfed_claims,
+    reproduction,
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/kfed.smk"

@@ -58,3 +58,43 @@ def test_figure5_marks_the_chosen_k():
                             "chosen": [True, False]})
     fig = plot_separation_distribution(pairs, summary, threshold=0.5)
     assert "chosen k = 2" in [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+
+
+def tidy_rows(records, ids):
+    wide = pd.DataFrame(records)
+    return wide.melt(id_vars=ids, var_name="metric", value_name="value")
+
+
+def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
+    from fedclust.plots.kfed import (plot_heterogeneity, plot_kfed_vs_distributed_lloyd,
+                                     plot_new_devices, plot_participation,
+                                     plot_structured_vs_iid)
+    ids = ["dataset", "n_clusters", "device_clusters", "run"]
+    fig2 = tidy_rows([dict(dataset=ds, n_clusters=4, device_clusters=kp, run=r,
+                           cost_gap_ratio=0.1 * kp, structured_cost_over_oracle=1.0,
+                           iid_cost_over_oracle=1.1)
+                      for ds in ("a", "b") for kp in (1, 2) for r in range(2)], ids)
+    fig = plot_structured_vs_iid(fig2)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["a (oracle k = 4)", "b (oracle k = 4)"]
+    assert fig.axes[0].get_yscale() == "symlog"
+    fig3 = tidy_rows([dict(dataset="a", n_clusters=4, device_clusters=2, run=r, algorithm=al,
+                           cost_over_oracle=1.0, rounds=rd, floats_up=10, floats_down=20)
+                      for r in range(2) for al, rd in (("k-FED", 1), ("distributed Lloyd", 30))],
+                     ids + ["algorithm"])
+    fig = plot_kfed_vs_distributed_lloyd(fig3)
+    assert fig.axes[1].get_yscale() == "log"
+    texts = {t.get_text() for t in fig.axes[1].texts}
+    assert texts == {"1", "30"}
+    part = tidy_rows([dict(dataset="a", n_clusters=4, participation=p, run=0, accuracy=p,
+                           cost_over_oracle=2 - p) for p in (0.5, 1.0)],
+                     ["dataset", "n_clusters", "participation", "run"])
+    assert len(plot_participation(part).axes[0].get_lines()) == 1
+    late = tidy_rows([dict(dataset="a", n_clusters=4, held_out=h, run=0, method=m,
+                           held_out_accuracy=0.9, held_out_cost_over_oracle=1.01)
+                      for h in (0.1, 0.5) for m in ("predict", "refit")],
+                     ["dataset", "n_clusters", "held_out", "run", "method"])
+    assert len(plot_new_devices(late).axes[0].get_lines()) == 2
+    het = tidy_rows([dict(dataset="a", n_clusters=4, mix_fraction=f, run=0,
+                          cost_over_oracle=1 + f, clusters_per_device_5pct=1 + 3 * f)
+                     for f in (0.0, 1.0)], ["dataset", "n_clusters", "mix_fraction", "run"])
+    assert plot_heterogeneity(het).axes[1].get_lines()[0].get_ydata().tolist() == [1.0, 4.0]

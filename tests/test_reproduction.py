@@ -3,8 +3,8 @@ import math
 import pandas as pd
 import pytest
 
-from fedclust.reproduction import (Claim, claims_table, load_targets, separation_claims,
-                                   table1_claims, write_reproduction)
+from fedclust.reproduction import (Claim, claims_table, fig2_claims, fig3_claims, load_targets,
+                                   separation_claims, table1_claims, write_reproduction)
 
 
 def test_claim_status_and_margin():
@@ -78,3 +78,40 @@ def test_targets_file_loads_and_names_missing_keys(tmp_path):
         load_targets(tmp_path / "t.yaml")
     with pytest.raises(KeyError, match="kfed.table1"):
         table1_claims(runs_table({(1, 2): [1.0]}), {"kfed": {}})
+
+
+FIG_TARGETS = {"kfed": {
+    "fig2": {"comparison": "at_most", "value": 1.0, "tolerance": 0.0, "provenance": "t"},
+    "fig3": {"comparison": "at_most", "value": 1.0, "tolerance": 0.1, "provenance": "t"}}}
+
+
+def fig2_runs(structured, iid, oracle=100.0, k=9):
+    rows = []
+    for kp, (s, i) in enumerate(zip(structured, iid), start=1):
+        for metric, value in (("structured_cost", s), ("iid_cost", i), ("oracle_cost", oracle)):
+            rows.append({"dataset": "toy", "n_clusters": k, "device_clusters": kp, "run": 0,
+                         "metric": metric, "value": value})
+    return pd.DataFrame(rows)
+
+
+def test_fig2_claim_uses_small_k_prime_only():
+    # k = 9: k' in {1, 2, 3} counts; k' = 4 (structured worse) is outside the claim
+    runs = fig2_runs(structured=[101, 102, 103, 200], iid=[110, 110, 110, 110])
+    (claim,) = fig2_claims(runs, FIG_TARGETS)
+    assert claim.reproduced == pytest.approx(2 / 10)
+    assert claim.status == "pass" and claim.margin == pytest.approx(0.8)
+    assert "k' in [1, 2, 3]" in claim.item
+    (bad,) = fig2_claims(fig2_runs(structured=[120, 120, 120], iid=[110, 110, 110]), FIG_TARGETS)
+    assert bad.status == "fail"
+
+
+def test_fig3_claim_compares_mean_costs():
+    rows = []
+    for algo, cost, rounds in (("k-FED", 105.0, 1), ("distributed Lloyd", 100.0, 40)):
+        for metric, value in (("cost", cost), ("rounds", rounds)):
+            rows.append({"dataset": "toy", "n_clusters": 5, "device_clusters": 2, "run": 0,
+                         "algorithm": algo, "metric": metric, "value": value})
+    (claim,) = fig3_claims(pd.DataFrame(rows), FIG_TARGETS)
+    assert claim.reproduced == pytest.approx(1.05)
+    assert claim.status == "pass" and claim.margin == pytest.approx(0.05)
+    assert "rounds: k-FED 1, naive 40.0" in claim.note

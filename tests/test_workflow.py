@@ -30,6 +30,10 @@ def copy_workflow(dest):
     return dest
 
 
+def md5(path):
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
 def run(args, cwd, timeout=1800):
     env = dict(os.environ, PYTHONHASHSEED="0")
     result = subprocess.run(SNAKEMAKE + args, cwd=cwd, capture_output=True, text=True,
@@ -57,27 +61,43 @@ def test_bad_config_stops_with_the_key_named(tmp_path):
     assert "seed" in result.stdout + result.stderr
 
 
-def md5(path):
-    return hashlib.md5(path.read_bytes()).hexdigest()
-
-
-@pytest.mark.reproduction
-def test_quick_profile_reproduces_table1_and_fig5_on_real_data(tmp_path, mirror):
-    work = copy_workflow(tmp_path)
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """The quick profile, run once on a fresh copy of the workflow with the offline mirror."""
+    from .conftest import shared_data_dir
+    mirror = shared_data_dir()
+    if mirror is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs the offline data mirror at ../shared/data")
+        pytest.skip("offline data mirror not found")
+    work = copy_workflow(tmp_path_factory.mktemp("quick"))
     before = {p.relative_to(work) for p in work.rglob("*")}
     run(["--cores", "2", "--configfile", "config/ci.yaml", "--config",
          f"data_mirror={mirror}"], work)
-
-    # outputs only under data/, results/ and figures/ (and snakemake's own bookkeeping)
     created = {p.relative_to(work) for p in work.rglob("*")} - before
+    return work, created
+
+
+def quick_config():
+    return yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+
+
+@pytest.mark.reproduction
+def test_quick_profile_writes_only_data_results_and_figures(quick_run):
+    _, created = quick_run
+    # outputs only under data/, results/ and figures/ (and snakemake's own bookkeeping)
     assert {p.parts[0] for p in created} <= {"data", "results", "figures", ".snakemake"}
 
+
+@pytest.mark.reproduction
+def test_quick_profile_reproduces_table1_and_fig5_on_real_data(quick_run):
+    work, _ = quick_run
     # the data came from the mirror and is the official MNIST
     for remote in MNIST_FILES.values():
         assert md5(work / "data" / "mnist" / "raw" / remote.name) == remote.md5
 
     # Table 1: recompute each row's mean accuracy from the runs and compare with the paper's
-    quick = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())["kfed"]["table1"]
+    quick = quick_config()["kfed"]["table1"]
     targets = yaml.safe_load((REPO / "config" / "paper_targets.yaml").read_text())
     table1 = targets["kfed"]["table1"]
     runs = pd.read_csv(work / "results" / "kfed" / "table1.csv")
@@ -94,13 +114,54 @@ def test_quick_profile_reproduces_table1_and_fig5_on_real_data(tmp_path, mirror)
     assert "fail" not in set(report.status)
 
     # Fig 5 is drawn from real MNIST: every pair of oracle clusters for every k of the grid
-    grid = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())["kfed"]["mnist_separation"]
-    pairs = pd.read_csv(work / "results" / "kfed" / "fig5_pairs.csv")
-    assert pairs.groupby("n_clusters").size().to_dict() == {
-        k: k * (k - 1) // 2 for k in grid["k_grid"]}
-    assert set(pairs.n_samples) == {grid["max_samples"]} and set(pairs.dataset) == {"MNIST"}
-    chosen = pd.read_csv(work / "results" / "kfed" / "mnist_chosen_k.csv")
-    assert len(chosen) == 1 and chosen.n_clusters.iloc[0] in grid["k_grid"]
-    for fig in ("kfed_fig1_accuracy_vs_separation", "kfed_fig5_mnist_separation"):
+    cfg = quick_config()
+    grid = cfg["kfed"]["separation"]["k_grid"]
+    pairs = pd.read_csv(work / "results" / "kfed" / "separation" / "mnist" / "pairs.csv")
+    assert pairs.groupby("n_clusters").size().to_dict() == {k: k * (k - 1) // 2 for k in grid}
+    assert set(pairs.n_samples) == {cfg["datasets"]["mnist"]["max_samples"]}
+    chosen = pd.read_csv(work / "results" / "kfed" / "separation" / "mnist" / "chosen_k.csv")
+    assert len(chosen) == 1 and chosen.n_clusters.iloc[0] in grid
+    for fig in ("kfed_fig1_accuracy_vs_separation", "kfed_fig5_separation_mnist"):
         assert (work / "figures" / f"{fig}.png").stat().st_size > 10_000
         assert (work / "figures" / f"{fig}.pdf").stat().st_size > 5_000
+
+
+@pytest.mark.reproduction
+def test_quick_profile_reproduces_the_federated_claims_on_femnist_and_shakespeare(quick_run):
+    work, _ = quick_run
+    cfg = quick_config()
+    report = pd.read_csv(work / "results" / "reproduction.csv")
+    for ds in ("femnist", "shakespeare"):
+        # the oracle analysis ran on the real data (LEAF writers, LEAF roles)
+        summary = pd.read_csv(work / "results" / "kfed" / "separation" / ds / "summary.csv")
+        assert summary.n_clusters.tolist() == cfg["kfed"]["separation"]["k_grid"]
+        chosen = int(pd.read_csv(work / "results" / "kfed" / "separation" / ds /
+                                 "chosen_k.csv").n_clusters.iloc[0])
+        # Fig 2: structured closer to the oracle than IID, recomputed from the runs
+        fig2 = pd.read_csv(work / "results" / "kfed" / "fig2.csv")
+        sub = fig2[(fig2.dataset == ds) & (fig2.device_clusters <= chosen ** 0.5)]
+        assert set(sub.n_clusters) == {chosen}
+        mean = sub.groupby("metric").value.mean()
+        assert mean["structured_cost"] - mean["oracle_cost"] < \
+            mean["iid_cost"] - mean["oracle_cost"]
+        claim = report[report.item.str.startswith(f"Fig 2, {ds}")]
+        assert len(claim) == 1 and claim.status.iloc[0] == "pass"
+        # Fig 3: k-FED's cost within 10% of naive distributed k-means, in one round
+        fig3 = pd.read_csv(work / "results" / "kfed" / "fig3.csv")
+        sub = fig3[fig3.dataset == ds]
+        assert sorted(sub.n_clusters.unique()) == cfg["kfed"]["fig3"]["n_clusters"]
+        cost = sub[sub.metric == "cost"].groupby(["n_clusters", "algorithm"]).value.mean()
+        for k in cfg["kfed"]["fig3"]["n_clusters"]:
+            assert cost[(k, "k-FED")] <= 1.1 * cost[(k, "distributed Lloyd")]
+        rounds = sub[sub.metric == "rounds"].groupby("algorithm").value
+        assert rounds.max()["k-FED"] == 1 and rounds.min()["distributed Lloyd"] > 1
+        claims = report[report.item.str.startswith(f"Fig 3, {ds}")]
+        assert len(claims) == len(cfg["kfed"]["fig3"]["n_clusters"])
+        assert (claims.status == "pass").all()
+    # every beyond-the-paper experiment produced its table and figure for both data sets
+    for experiment in ("participation", "new_devices", "heterogeneity"):
+        table = pd.read_csv(work / "results" / "kfed" / f"{experiment}.csv")
+        assert set(table.dataset) == {"femnist", "shakespeare"}
+        assert (work / "figures" / f"kfed_{experiment}.png").stat().st_size > 10_000
+    for fig in ("kfed_fig2_structured_vs_iid", "kfed_fig3_kfed_vs_distributed_lloyd"):
+        assert (work / "figures" / f"{fig}.png").stat().st_size > 10_000

@@ -1,10 +1,14 @@
-# k-FED (Dennis, Li & Smith, ICML 2021): Table 1, Figure 1 and Figure 5.
+# k-FED (Dennis, Li & Smith, ICML 2021): Table 1, Figures 1, 2, 3, 5 and the system claims the
+# paper makes but does not measure (device failures, late devices, heterogeneity).
 
 
 wildcard_constraints:
     mixture_experiment="table1|fig1",
-    d=r"\d+",
-    k=r"\d+",
+    federated_experiment="|".join(FEDERATED_EXPERIMENTS),
+    table="table1|fig1|fig2|fig3|participation|new_devices|heterogeneity",
+
+
+# ---------------------------------------------------------------- Gaussian mixtures (Table 1, Fig 1)
 
 
 rule kfed_mixture_setting:
@@ -23,14 +27,14 @@ rule kfed_mixture_setting:
         "../scripts/kfed_mixture_setting.py"
 
 
-rule kfed_gather_mixture:
-    """One tidy table per experiment, every setting and run."""
+rule kfed_gather:
+    """One tidy table per experiment: every setting, data set and run."""
     input:
-        lambda w: mixture_outputs(w.mixture_experiment),
+        gathered_parts,
     output:
-        "results/kfed/{mixture_experiment}.csv",
+        "results/kfed/{table}.csv",
     log:
-        "results/logs/kfed/{mixture_experiment}_gather.log",
+        "results/logs/kfed/{table}_gather.log",
     conda:
         ENV
     script:
@@ -57,101 +61,155 @@ rule kfed_table1:
         "../scripts/kfed_table1.py"
 
 
-rule kfed_fig1:
-    """Figure 1: accuracy against the separation c."""
-    input:
-        "results/kfed/fig1.csv",
-    output:
-        png=report(
-            "figures/kfed_fig1_accuracy_vs_separation.png",
-            caption="../report/kfed_fig1.rst",
-            category="k-FED",
-            subcategory="Figure 1",
-        ),
-        pdf="figures/kfed_fig1_accuracy_vs_separation.pdf",
-    log:
-        "results/logs/kfed/fig1_plot.log",
-    conda:
-        ENV
-    script:
-        "../scripts/kfed_fig1.py"
+# ------------------------------------------------- oracle clusterings and separation (Fig 5, B.2)
 
 
-rule kfed_mnist_separation_k:
-    """Oracle clustering of MNIST with k clusters and the c_rs of every pair of clusters."""
+rule kfed_oracle:
+    """Oracle clustering of a data set: k-means on all of it (best of n_init k-means++ starts)."""
     input:
-        expand("data/mnist/raw/{name}", name=MNIST_FILES),
+        "data/{dataset}/features.h5",
     output:
-        "results/kfed/fig5/pairs_k{k}.csv",
+        "results/kfed/oracle/{dataset}/k{k}.h5",
     params:
-        settings=config["kfed"]["mnist_separation"],
+        settings=config["kfed"]["separation"],
         seed=config["seed"],
     log:
-        "results/logs/kfed/fig5/pairs_k{k}.log",
+        "results/logs/kfed/oracle/{dataset}_k{k}.log",
     threads: 2
     resources:
         mem_mb=4000,
     conda:
         ENV
     script:
-        "../scripts/kfed_mnist_separation.py"
+        "../scripts/kfed_oracle.py"
 
 
-rule kfed_mnist_separation:
+rule kfed_separation_k:
+    """c_rs of every pair of oracle clusters."""
+    input:
+        features="data/{dataset}/features.h5",
+        oracle="results/kfed/oracle/{dataset}/k{k}.h5",
+    output:
+        "results/kfed/separation/{dataset}/pairs_k{k}.csv",
+    params:
+        settings=config["kfed"]["separation"],
+    log:
+        "results/logs/kfed/separation/{dataset}_k{k}.log",
+    threads: 2
+    conda:
+        ENV
+    script:
+        "../scripts/kfed_separation_pairs.py"
+
+
+rule kfed_separation:
     """All pairs, the per-k summary and the chosen k (the table later experiments read)."""
     input:
         expand(
-            "results/kfed/fig5/pairs_k{k}.csv",
-            k=config["kfed"]["mnist_separation"]["k_grid"],
+            "results/kfed/separation/{{dataset}}/pairs_k{k}.csv",
+            k=config["kfed"]["separation"]["k_grid"],
         ),
     output:
-        pairs="results/kfed/fig5_pairs.csv",
-        summary="results/kfed/mnist_separation_summary.csv",
+        pairs="results/kfed/separation/{dataset}/pairs.csv",
+        summary="results/kfed/separation/{dataset}/summary.csv",
         chosen=report(
-            "results/kfed/mnist_chosen_k.csv",
+            "results/kfed/separation/{dataset}/chosen_k.csv",
             caption="../report/kfed_chosen_k.rst",
             category="k-FED",
-            subcategory="Figure 5",
+            subcategory="Figure 5 / Appendix B.2",
         ),
     params:
-        threshold=config["kfed"]["mnist_separation"]["threshold"],
+        threshold=config["kfed"]["separation"]["threshold"],
     log:
-        "results/logs/kfed/fig5_summary.log",
+        "results/logs/kfed/separation/{dataset}_summary.log",
     conda:
         ENV
     script:
         "../scripts/kfed_separation_summary.py"
 
 
-rule kfed_fig5:
-    """Figure 5: distribution of c_rs on MNIST for each k."""
+# ------------------------------------------- k-FED on real federated data (Figs 2, 3 and beyond)
+
+
+rule kfed_federated:
+    """Figure 2 or a beyond-the-paper experiment on one data set."""
     input:
-        pairs="results/kfed/fig5_pairs.csv",
-        summary="results/kfed/mnist_separation_summary.csv",
-    output:
-        png=report(
-            "figures/kfed_fig5_mnist_separation.png",
-            caption="../report/kfed_fig5.rst",
-            category="k-FED",
-            subcategory="Figure 5",
+        features="data/{dataset}/features.h5",
+        oracles=lambda w: oracle_files(
+            w.dataset, config["kfed"][w.federated_experiment]["n_clusters"]
         ),
-        pdf="figures/kfed_fig5_mnist_separation.pdf",
+        chosen=lambda w: (
+            f"results/kfed/separation/{w.dataset}/chosen_k.csv"
+            if config["kfed"][w.federated_experiment]["n_clusters"] == "chosen"
+            else []
+        ),
+    output:
+        "results/kfed/{federated_experiment}/{dataset}.csv",
     params:
-        threshold=config["kfed"]["mnist_separation"]["threshold"],
+        experiment=lambda w: w.federated_experiment,
+        settings=lambda w: config["kfed"][w.federated_experiment],
+        seed=config["seed"],
     log:
-        "results/logs/kfed/fig5_plot.log",
+        "results/logs/kfed/{federated_experiment}/{dataset}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
     conda:
         ENV
     script:
-        "../scripts/kfed_fig5.py"
+        "../scripts/kfed_federated.py"
+
+
+rule kfed_fig3_k:
+    """Figure 3 for one data set and oracle k: k-FED vs naive distributed k-means."""
+    input:
+        features="data/{dataset}/features.h5",
+        oracles="results/kfed/oracle/{dataset}/k{k}.h5",
+    output:
+        "results/kfed/fig3/{dataset}_k{k}.csv",
+    params:
+        experiment="fig3",
+        settings=config["kfed"]["fig3"],
+        seed=config["seed"],
+    log:
+        "results/logs/kfed/fig3/{dataset}_k{k}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    script:
+        "../scripts/kfed_federated.py"
+
+
+# ------------------------------------------------------------------------------------- figures
+
+
+rule kfed_figure:
+    """Every k-FED figure, each drawn by one plotting function from one results table."""
+    input:
+        kfed_figure_inputs,
+    output:
+        png=report(
+            "figures/kfed_{figure}.png",
+            caption="../report/kfed_figure.rst",
+            category="k-FED",
+        ),
+        pdf="figures/kfed_{figure}.pdf",
+    params:
+        threshold=config["kfed"]["separation"]["threshold"],
+    log:
+        "results/logs/kfed/figure_{figure}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/kfed_figure.py"
 
 
 rule kfed_claims:
     """k-FED's reproduced numbers against the paper's."""
     input:
-        table1="results/kfed/table1.csv",
-        separation="results/kfed/mnist_separation_summary.csv",
-        targets=config["paper_targets"],
+        unpack(kfed_claim_inputs),
     output:
         "results/kfed/claims.csv",
     log:

@@ -13,11 +13,13 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import kmeans_plusplus
 
+from ..data.cache import read_h5, write_h5
 from ..lloyd import lloyd
 from ..metrics import separation
 from ._seeds import run_seed
 
-__all__ = ["oracle_kmeans", "separation_pairs", "separation_summary", "choose_k"]
+__all__ = ["oracle_kmeans", "write_oracle", "read_oracle", "pairs_table", "separation_pairs",
+           "separation_summary", "choose_k"]
 
 
 def oracle_kmeans(X: np.ndarray, n_clusters: int, *, seed: int, n_init: int = 1,
@@ -38,13 +40,32 @@ def oracle_kmeans(X: np.ndarray, n_clusters: int, *, seed: int, n_init: int = 1,
     return best
 
 
-def separation_pairs(X: np.ndarray, n_clusters: int, *, device_clusters: int,
-                     devices_per_cluster: int, base_seed: int, n_init: int = 1,
-                     max_iter: int = 300, dataset: str = "") -> pd.DataFrame:
-    """``c_rs`` of every pair of oracle clusters, one row per pair (tidy: metric ``c_rs``)."""
-    oracle = oracle_kmeans(X, n_clusters, seed=run_seed(base_seed, n_clusters), n_init=n_init,
-                           max_iter=max_iter)
-    labels = oracle.labels
+def write_oracle(result, path) -> None:
+    """Store an oracle clustering (labels, centers, cost) as HDF5."""
+    write_h5(path, {"labels": result.labels.astype(np.int64), "centers": result.centers},
+             {"cost": float(result.inertia), "n_iter": int(result.n_iter),
+              "converged": bool(result.converged)})
+
+
+def read_oracle(path):
+    """Read an oracle clustering written by :func:`write_oracle`.
+
+    Returns
+    -------
+    labels : ndarray of shape (n,)
+    centers : ndarray of shape (k, d)
+    attrs : dict with ``cost``, ``n_iter`` and ``converged``
+    """
+    arrays, attrs = read_h5(path, ["labels", "centers"])
+    if "cost" not in attrs:
+        raise ValueError(f"{path}: not an oracle clustering (attribute 'cost' missing)")
+    return arrays["labels"], arrays["centers"], attrs
+
+
+def pairs_table(X: np.ndarray, labels: np.ndarray, *, device_clusters: int,
+                devices_per_cluster: int, oracle_cost: float = np.nan,
+                oracle_iterations: int = -1, dataset: str = "") -> pd.DataFrame:
+    """``c_rs`` of every pair of clusters of ``labels``, one row per pair (metric ``c_rs``)."""
     # an oracle cluster can end empty; separation is defined on the non-empty ones
     _, labels = np.unique(labels, return_inverse=True)
     sep = separation(X, labels, device_clusters=device_clusters,
@@ -53,16 +74,27 @@ def separation_pairs(X: np.ndarray, n_clusters: int, *, device_clusters: int,
     return pd.DataFrame({
         "dataset": dataset,
         "n_samples": X.shape[0],
-        "n_clusters": n_clusters,
+        "n_clusters": int(labels.max()) + 1,
         "device_clusters": device_clusters,
         "devices_per_cluster": devices_per_cluster,
-        "oracle_cost": oracle.inertia,
-        "oracle_iterations": oracle.n_iter,
+        "oracle_cost": oracle_cost,
+        "oracle_iterations": oracle_iterations,
         "r": r,
         "s": s,
         "metric": "c_rs",
         "value": c,
     })
+
+
+def separation_pairs(X: np.ndarray, n_clusters: int, *, device_clusters: int,
+                     devices_per_cluster: int, base_seed: int, n_init: int = 1,
+                     max_iter: int = 300, dataset: str = "") -> pd.DataFrame:
+    """Oracle clustering with ``n_clusters`` clusters, then :func:`pairs_table` of it."""
+    oracle = oracle_kmeans(X, n_clusters, seed=run_seed(base_seed, n_clusters), n_init=n_init,
+                           max_iter=max_iter)
+    return pairs_table(X, oracle.labels, device_clusters=device_clusters,
+                       devices_per_cluster=devices_per_cluster, oracle_cost=oracle.inertia,
+                       oracle_iterations=oracle.n_iter, dataset=dataset)
 
 
 def separation_summary(pairs: pd.DataFrame, threshold: float) -> pd.DataFrame:

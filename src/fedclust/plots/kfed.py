@@ -117,3 +117,148 @@ def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
                           f"(n={int(first['n_samples'])}, k'={int(first['device_clusters'])}, "
                           f"m0={int(first['devices_per_cluster'])})")
     return fig
+
+
+def _mean_std_line(ax, runs: pd.DataFrame, x: str, metric: str, *, label: str,
+                   clip=(-np.inf, np.inf), **style):
+    """Mean of ``metric`` against ``x`` with a +-1 std band clipped to ``clip``."""
+    summary = summarize_runs(runs, metric, [x]).sort_values(x)
+    line, = ax.plot(summary[x], summary["mean"], marker="o", ms=3, label=label, **style)
+    ax.fill_between(summary[x], np.clip(summary["mean"] - summary["std"], *clip),
+                    np.clip(summary["mean"] + summary["std"], *clip), color=line.get_color(),
+                    alpha=0.2, lw=0)
+    return line
+
+
+def _datasets(runs: pd.DataFrame) -> list[str]:
+    return sorted(runs["dataset"].unique())
+
+
+def _oracle_k(runs: pd.DataFrame, dataset: str) -> str:
+    ks = sorted(runs.loc[runs["dataset"] == dataset, "n_clusters"].unique())
+    return ", ".join(str(k) for k in ks)
+
+
+def plot_structured_vs_iid(runs: pd.DataFrame):
+    """Figure 2: k-FED on structured vs IID partitions with the same number of devices.
+
+    Top: ``(phi(k') - phi*) / (phi~(k') - phi*)`` against ``k'`` (symlog scale; below 1, the
+    structured partition brought k-FED closer to the oracle). Bottom: both costs over ``phi*``.
+    """
+    datasets = _datasets(runs)
+    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=3.6, height=2.6)
+    for col, ds in enumerate(datasets):
+        sub = runs[runs["dataset"] == ds]
+        ax = axes[0, col]
+        _mean_std_line(ax, sub, "device_clusters", "cost_gap_ratio", label="mean ± std",
+                       clip=(0.0, np.inf))
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        # the ratio spans orders of magnitude and reaches 0 (structured = oracle)
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_title(f"{ds} (oracle k = {_oracle_k(sub, ds)})")
+        ax.set_ylabel(r"$(\phi(k') - \phi^*) / (\tilde\phi(k') - \phi^*)$")
+        ax = axes[1, col]
+        _mean_std_line(ax, sub, "device_clusters", "structured_cost_over_oracle",
+                       label="structured")
+        _mean_std_line(ax, sub, "device_clusters", "iid_cost_over_oracle", label="IID")
+        ax.set_xlabel("k' (oracle clusters per device)")
+        ax.set_ylabel(r"k-FED cost / $\phi^*$")
+        ax.legend(frameon=False)
+    return fig
+
+
+def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
+    """Figure 3: k-means cost (over the oracle's) and communication of k-FED and naive
+    distributed k-means, per (k, k') setting."""
+    datasets = _datasets(runs)
+    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=3.8, height=2.6)
+    algorithms = sorted(runs["algorithm"].unique())
+    keys = ["n_clusters", "device_clusters"]
+    for col, ds in enumerate(datasets):
+        sub = runs[runs["dataset"] == ds]
+        settings = sorted({(int(k), int(kp)) for k, kp in sub[keys].itertuples(index=False)})
+        x = np.arange(len(settings))
+        width = 0.8 / len(algorithms)
+        for i, algo in enumerate(algorithms):
+            mine = sub[sub["algorithm"] == algo]
+            cost = summarize_runs(mine, "cost_over_oracle", keys).set_index(keys).reindex(settings)
+            rounds = summarize_runs(mine, "rounds", keys).set_index(keys).reindex(settings)
+            floats = (mine[mine["metric"].isin(["floats_up", "floats_down"])]
+                      .groupby(keys + ["run"])["value"].sum().groupby(keys).mean()
+                      .reindex(settings))
+            pos = x - 0.4 + width * (i + 0.5)
+            axes[0, col].errorbar(pos, cost["mean"], yerr=cost["std"], fmt="o", ms=4,
+                                  capsize=2, label=algo)
+            bars = axes[1, col].bar(pos, floats.to_numpy(), width, label=algo)
+            for bar, r in zip(bars, rounds["mean"]):
+                axes[1, col].annotate(f"{r:.0f}", (bar.get_x() + bar.get_width() / 2,
+                                                   bar.get_height()), ha="center",
+                                      va="bottom", fontsize=6)
+        labels = [f"k={k}\nk'={kp}" for k, kp in settings]
+        for row in (0, 1):
+            axes[row, col].set_xticks(x, labels)
+        axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
+        axes[0, col].set_ylabel(r"k-means cost / $\phi^*$")
+        axes[0, col].set_title(ds)
+        axes[0, col].legend(frameon=False, fontsize=7)
+        axes[1, col].set_yscale("log")
+        axes[1, col].set_ylabel("floats sent (up + down)\nlabels: rounds")
+    return fig
+
+
+def plot_participation(runs: pd.DataFrame):
+    """k-FED when devices fail before sending: accuracy against the oracle and cost over
+    ``phi*`` against the fraction of devices that reach the server."""
+    fig, axes = new_figure(ncols=2, width=3.4, height=2.7)
+    for ds in _datasets(runs):
+        sub = runs[runs["dataset"] == ds]
+        label = f"{ds} (k={_oracle_k(sub, ds)})"
+        _mean_std_line(axes[0, 0], sub, "participation", "accuracy", label=label,
+                       clip=(0.0, 1.0))
+        _mean_std_line(axes[0, 1], sub, "participation", "cost_over_oracle", label=label)
+    axes[0, 0].set_ylabel("accuracy vs oracle clustering")
+    axes[0, 1].set_ylabel(r"k-means cost / $\phi^*$")
+    for ax in axes[0]:
+        ax.set_xlabel("fraction of devices participating")
+        ax.legend(frameon=False, fontsize=7)
+    fig.suptitle("k-FED with device failures (failed devices clustered afterwards, Thm 3.2)")
+    return fig
+
+
+def plot_new_devices(runs: pd.DataFrame):
+    """Devices that join after the fit: clustered through ``predict`` (Theorem 3.2) vs a refit
+    with them, scored on the late devices' points."""
+    datasets = _datasets(runs)
+    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=3.4, height=2.5)
+    for col, ds in enumerate(datasets):
+        sub = runs[runs["dataset"] == ds]
+        for method in sorted(sub["method"].unique()):
+            part = sub[sub["method"] == method]
+            _mean_std_line(axes[0, col], part, "held_out", "held_out_accuracy", label=method,
+                           clip=(0.0, 1.0))
+            _mean_std_line(axes[1, col], part, "held_out", "held_out_cost_over_oracle",
+                           label=method)
+        axes[0, col].set_title(f"{ds} (k={_oracle_k(sub, ds)})")
+        axes[0, col].set_ylabel("accuracy on late devices")
+        axes[1, col].set_ylabel(r"cost on late devices / $\phi^*$ there")
+        axes[1, col].set_xlabel("fraction of devices joining after the fit")
+        axes[0, col].legend(frameon=False, fontsize=7)
+    return fig
+
+
+def plot_heterogeneity(runs: pd.DataFrame):
+    """From the natural partition (0) to IID (1): k-FED's cost over ``phi*`` and the number of
+    oracle clusters per device."""
+    fig, axes = new_figure(ncols=2, width=3.4, height=2.7)
+    for ds in _datasets(runs):
+        sub = runs[runs["dataset"] == ds]
+        label = f"{ds} (k={_oracle_k(sub, ds)})"
+        _mean_std_line(axes[0, 0], sub, "mix_fraction", "cost_over_oracle", label=label)
+        _mean_std_line(axes[0, 1], sub, "mix_fraction", "clusters_per_device_5pct", label=label)
+    axes[0, 0].set_ylabel(r"k-FED cost / $\phi^*$")
+    axes[0, 1].set_ylabel("oracle clusters per device\n(holding > 5% of its rows)")
+    for ax in axes[0]:
+        ax.set_xlabel("fraction of rows moved to random devices")
+        ax.legend(frameon=False, fontsize=7)
+    fig.suptitle("k-FED from the natural partition towards IID")
+    return fig

@@ -1,0 +1,128 @@
+"""Prepared data sets: the feature matrices every clustering experiment reads.
+
+Each data set is prepared once into ``data/<name>/features.h5`` holding
+
+* ``X`` -- (n, d) float32 features,
+* ``y`` -- (n,) int64 class labels (-1 where the data set has none),
+* ``devices`` -- (n,) int64 natural device of each row (-1 where there is no natural partition),
+
+plus attributes describing the source and the preparation parameters. MNIST has no natural
+devices; FEMNIST's devices are its writers; Shakespeare's are its speaking roles.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..data.cache import read_h5, write_h5
+from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
+from ..data.mnist import load_mnist
+from ..data.shakespeare import build_shakespeare_dataset
+from ._seeds import run_seed
+
+__all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
+           "write_prepared", "read_prepared", "DATASETS"]
+
+DATASETS = ("mnist", "femnist", "shakespeare")
+
+
+@dataclass
+class PreparedData:
+    """Features of a data set, ready for clustering."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    devices: np.ndarray
+    description: str = ""
+    params: dict = field(default_factory=dict)
+
+    @property
+    def has_devices(self) -> bool:
+        return bool(np.all(self.devices >= 0))
+
+
+def _subsample(n: int, max_samples, seed: int) -> np.ndarray:
+    if not max_samples or max_samples >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=int(max_samples), replace=False))
+
+
+def prepare_mnist(raw_dir, *, split: str = "all", max_samples=None, seed: int = 0):
+    """MNIST pixels in [0, 1] (784 features), optionally a seeded subsample of rows."""
+    X, y = load_mnist(raw_dir, split=split)
+    rows = _subsample(len(X), max_samples, run_seed(seed, 0))
+    return PreparedData(
+        name="mnist", X=X[rows], y=y[rows], devices=np.full(len(rows), -1, dtype=np.int64),
+        description=f"MNIST {split} ({len(rows)} of {len(X)} images), pixels/255",
+        params={"split": split, "max_samples": max_samples, "seed": seed})
+
+
+def prepare_femnist(*, leaf_dirs=None, tff_h5=None, split: str = "all", max_writers=None,
+                    seed: int = 0):
+    """FEMNIST pixels as stored (784 features in [0, 1], background 1), devices = writers.
+
+    Reads LEAF json directories (``leaf_dirs``) or one TFF HDF5 file (``tff_h5``);
+    ``max_writers`` keeps a seeded random subset of writers.
+    """
+    if (leaf_dirs is None) == (tff_h5 is None):
+        raise ValueError("prepare_femnist needs exactly one of leaf_dirs or tff_h5")
+    data = load_leaf_femnist(leaf_dirs, split=split) if leaf_dirs is not None else \
+        load_tff_emnist_h5(tff_h5)
+    writers = data.writers
+    if max_writers and max_writers < data.n_writers:
+        keep = np.random.default_rng(run_seed(seed, 1)).choice(data.n_writers, size=max_writers,
+                                                                 replace=False)
+        rows = np.flatnonzero(np.isin(writers, keep))
+    else:
+        rows = np.arange(data.n_samples)
+    _, devices = np.unique(writers[rows], return_inverse=True)
+    source = "LEAF " + ", ".join(Path(d).name for d in leaf_dirs) if leaf_dirs is not None \
+        else f"TFF {Path(tff_h5).name}"
+    return PreparedData(
+        name="femnist", X=data.X[rows], y=data.y[rows], devices=devices.astype(np.int64),
+        description=f"FEMNIST ({source}; {split}): {len(rows)} images of "
+                    f"{devices.max() + 1} writers, pixels as stored (background 1)",
+        params={"split": split, "max_writers": max_writers, "seed": seed,
+                "files": list(data.files)})
+
+
+def prepare_shakespeare(raw_path, *, n_users: int = 109, max_samples_per_user: int = 2000,
+                        min_samples: int = 100, seed: int = 0):
+    """Shakespeare (LEAF users = speaking roles), Hellinger character features of 80-char windows.
+
+    ``y`` is the index of the next character (LEAF's target), ``devices`` the role.
+    """
+    data = build_shakespeare_dataset(raw_path, n_users=n_users,
+                                     max_samples_per_user=max_samples_per_user,
+                                     min_samples=min_samples, random_state=run_seed(seed, 2))
+    return PreparedData(
+        name="shakespeare", X=data.X, y=np.asarray(data.y, dtype=np.int64),
+        devices=np.asarray(data.devices, dtype=np.int64),
+        description=f"Shakespeare (LEAF preprocessing): {len(data.X)} windows of {n_users} "
+                    f"roles (at most {max_samples_per_user} each), sqrt character frequencies",
+        params={"n_users": n_users, "max_samples_per_user": max_samples_per_user,
+                "min_samples": min_samples, "seed": seed})
+
+
+def write_prepared(data: PreparedData, path) -> Path:
+    """Cache ``data`` as HDF5 (atomic)."""
+    return write_h5(path, {"X": np.asarray(data.X, dtype=np.float32), "y": data.y,
+                           "devices": data.devices},
+                    {"name": data.name, "description": data.description,
+                     "params": json.dumps(data.params, default=str)})
+
+
+def read_prepared(path) -> PreparedData:
+    """Read a prepared data set written by :func:`write_prepared`."""
+    arrays, attrs = read_h5(path, ["X", "y", "devices"])
+    for key in ("name", "description", "params"):
+        if key not in attrs:
+            raise ValueError(f"{path}: not a prepared data set (attribute {key!r} missing)")
+    return PreparedData(name=attrs["name"], X=arrays["X"], y=arrays["y"],
+                        devices=arrays["devices"], description=attrs["description"],
+                        params=json.loads(attrs["params"]))

@@ -1,0 +1,55 @@
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from fedclust.experiments.datasets import (PreparedData, prepare_femnist, prepare_mnist,
+                                           read_prepared, write_prepared)
+
+from .test_data import fake_mnist
+
+
+def test_prepare_mnist_subsamples_with_the_seed(tmp_path, rng):
+    fake_mnist(tmp_path / "raw", rng, n_train=30, n_test=10)
+    full = prepare_mnist(tmp_path / "raw")
+    assert full.X.shape == (40, 784) and not full.has_devices
+    a = prepare_mnist(tmp_path / "raw", max_samples=12, seed=1)
+    b = prepare_mnist(tmp_path / "raw", max_samples=12, seed=1)
+    assert a.X.shape == (12, 784)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert "12 of 40 images" in a.description
+
+
+def write_leaf(directory, writers):
+    (directory / "train").mkdir(parents=True)
+    users = list(writers)
+    data = {u: {"x": np.full((n, 784), 1.0).tolist(), "y": [i % 62 for i in range(n)]}
+            for u, n in writers.items()}
+    payload = {"users": users, "num_samples": [writers[u] for u in users], "user_data": data}
+    with gzip.open(directory / "train" / "part.json.gz", "wt") as fh:
+        json.dump(payload, fh)
+
+
+def test_prepare_femnist_devices_are_writers(tmp_path):
+    write_leaf(tmp_path / "run1", {"w1": 3, "w2": 2})
+    write_leaf(tmp_path / "run2", {"w2": 5, "w3": 4})
+    data = prepare_femnist(leaf_dirs=[tmp_path / "run1", tmp_path / "run2"], split="train")
+    assert data.X.shape == (9, 784) and data.has_devices
+    assert np.bincount(data.devices).tolist() == [3, 2, 4]  # w2 taken from the first run only
+    few = prepare_femnist(leaf_dirs=[tmp_path / "run1", tmp_path / "run2"], split="train",
+                          max_writers=2, seed=0)
+    assert len(np.unique(few.devices)) == 2 and few.devices.max() == 1
+    with pytest.raises(ValueError, match="exactly one of leaf_dirs or tff_h5"):
+        prepare_femnist()
+
+
+def test_prepared_round_trip(tmp_path, rng):
+    data = PreparedData(name="toy", X=rng.standard_normal((5, 3)).astype(np.float32),
+                        y=np.arange(5), devices=np.array([0, 0, 1, 1, 1]), description="toy",
+                        params={"a": 1})
+    write_prepared(data, tmp_path / "f.h5")
+    back = read_prepared(tmp_path / "f.h5")
+    np.testing.assert_array_equal(back.X, data.X)
+    np.testing.assert_array_equal(back.devices, data.devices)
+    assert back.params == {"a": 1} and back.name == "toy"

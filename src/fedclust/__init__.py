@@ -3,7 +3,7 @@
 Every algorithm is a scikit-learn-style estimator fitted with ``fit(X, devices)``.
 """
 
-from .algorithms import Communication, DistributedLloyd, KFed
+from .algorithms import Communication, DistributedLloyd, KFed, LocalKMeans
 from .federation import Federation, iid_partition, structured_partition
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "DistributedLloyd",
     "Federation",
     "KFed",
+    "LocalKMeans",
     "iid_partition",
     "structured_partition",
 ]

@@ -21,6 +21,7 @@ __all__ = [
     "kmeans_cost",
     "clustering_accuracy",
     "misclustering_rate",
+    "misclustering_by_group",
     "contingency_matrix",
     "cluster_means",
     "spectral_norm",
@@ -89,6 +90,32 @@ def clustering_accuracy(labels_true, labels_pred) -> float:
 def misclustering_rate(labels_true, labels_pred) -> float:
     """``1 - clustering_accuracy``: the share of rows misclustered under the best matching."""
     return 1.0 - clustering_accuracy(labels_true, labels_pred)
+
+
+def misclustering_by_group(labels_true, labels_pred, groups, n_groups: int | None = None):
+    """Misclustering rate within each group (e.g. each machine), each with its own best matching.
+
+    Returns
+    -------
+    rates : ndarray of shape (n_groups,)
+        ``nan`` for an empty group.
+    """
+    groups = np.asarray(groups)
+    _, t = np.unique(np.asarray(labels_true), return_inverse=True)
+    _, p = np.unique(np.asarray(labels_pred), return_inverse=True)
+    if not (groups.shape == t.shape == p.shape):
+        raise ValueError("labels_true, labels_pred and groups must have the same length")
+    G = int(groups.max()) + 1 if n_groups is None else n_groups
+    n_t, n_p = t.max(initial=-1) + 1, p.max(initial=-1) + 1
+    counts = np.bincount((groups * n_t + t) * n_p + p, minlength=G * n_t * n_p)
+    counts = counts.reshape(G, n_t, n_p)
+    rates = np.full(G, np.nan)
+    for g in range(G):
+        total = counts[g].sum()
+        if total:
+            rows, cols = linear_sum_assignment(counts[g], maximize=True)
+            rates[g] = 1.0 - counts[g][rows, cols].sum() / total
+    return rates
 
 
 def cluster_means(X, labels, n_clusters: int | None = None):

@@ -1,0 +1,109 @@
+import numpy as np
+import pytest
+
+from fedclust import Federation, LocalKMeans, iid_partition
+from fedclust.lloyd import lloyd
+from fedclust.metrics import misclustering_by_group, misclustering_rate
+
+
+def mixture(seed=0, K=4, d=10, n=1200, spread=3.0):
+    rng = np.random.default_rng(seed)
+    centers = spread * np.eye(K, d)
+    y = rng.integers(0, K, size=n)
+    X = centers[y] + rng.standard_normal((n, d))
+    return X, y, centers
+
+
+def test_one_local_step_is_centralized_lloyd():
+    X, y, centers = mixture()
+    machines = iid_partition(len(X), 12, random_state=0)
+    init = centers + 0.5
+    model = LocalKMeans(4, 1, n_iter=15, init=init).fit(X, machines)
+    ref = lloyd(X, init, max_iter=15)
+    np.testing.assert_allclose(model.cluster_centers_, ref.centers, atol=1e-10)
+    assert np.array_equal(model.labels_, ref.labels)
+
+
+def test_aggregation_is_weighted_by_local_cluster_sizes():
+    # two machines, one cluster: the aggregate of the local means must be the pooled mean
+    X = np.array([[0.0], [0.0], [0.0], [10.0]])
+    machines = np.array([0, 0, 0, 1])
+    model = LocalKMeans(1, 1, n_iter=1, init=np.array([[5.0]])).fit(X, machines)
+    assert model.cluster_centers_[0, 0] == pytest.approx(2.5)  # not (0 + 10) / 2
+
+
+def test_local_steps_between_aggregations_and_communication():
+    X, y, centers = mixture(1)
+    M, K, d, T, L = 10, 4, X.shape[1], 12, 4
+    machines = iid_partition(len(X), M, random_state=1)
+    model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, machines, y_true=y)
+    h = model.history_
+    assert h["aggregated"].tolist() == [t > 0 and t % L == 0 for t in range(T + 1)]
+    comm = model.communication_
+    assert comm["rounds"] == 1 + T // L
+    assert comm["floats_down"] == M * K * d * (1 + T // L)
+    assert comm["floats_up"] == (T // L) * M * (K * d + K)
+    # T is a multiple of L: the run ends on an aggregation, every machine holds the aggregate
+    for z in range(M):
+        np.testing.assert_array_equal(model.machine_centers_[z], model.cluster_centers_)
+    uneven = LocalKMeans(K, L, n_iter=T + 1, init=centers.copy()).fit(X, machines)
+    assert not np.allclose(uneven.machine_centers_[0], uneven.machine_centers_[1])
+    assert uneven.communication_["floats_up"] == (T // L + 1) * M * (K * d + K)
+
+
+def test_no_aggregation_never_synchronizes():
+    X, y, centers = mixture(2)
+    M, K, d = 8, 4, X.shape[1]
+    machines = iid_partition(len(X), M, random_state=2)
+    model = LocalKMeans(K, None, n_iter=10, init=centers + 0.3).fit(X, machines, y_true=y)
+    assert not model.history_["aggregated"].any()
+    comm = model.communication_
+    assert comm["rounds"] == 1  # the initial broadcast only
+    assert comm["floats_up"] == M * (K * d + K)  # the one final upload of the reported centers
+    # every machine ran plain Lloyd on its own rows
+    fed = Federation.from_devices(X, machines)
+    for z in range(M):
+        alone = lloyd(fed.device_data(z), centers + 0.3, max_iter=10)
+        np.testing.assert_allclose(model.machine_centers_[z], alone.centers, atol=1e-10)
+
+
+def test_history_tracks_misclustering_globally_and_per_machine():
+    X, y, centers = mixture(3, spread=4.0)
+    machines = iid_partition(len(X), 6, random_state=3)
+    model = LocalKMeans(4, 2, n_iter=6, init=centers + 0.8).fit(X, machines, y_true=y)
+    h = model.history_
+    assert h["misclustering"].shape == (7,) and h["machine_misclustering"].shape == (7, 6)
+    assert h["misclustering"][-1] == pytest.approx(misclustering_rate(y, model.labels_))
+    fed = Federation.from_devices(X, machines)
+    per = misclustering_by_group(y[fed.order], model.labels_[fed.order], fed.device_of_row)
+    np.testing.assert_allclose(h["machine_misclustering"][-1], per)
+    assert h["objective"][-1] <= h["objective"][0]
+    assert h["misclustering"][-1] < 0.05
+
+
+def test_kmeans_plusplus_init_is_seeded_and_counted():
+    X, y, _ = mixture(4)
+    machines = iid_partition(len(X), 5, random_state=4)
+    a = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, machines)
+    b = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, machines)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.communication_["seeding_rounds"] == 8
+    assert a.communication_["rounds"] == 8 + 1 + 2
+
+
+def test_errors_name_the_argument():
+    X, y, _ = mixture(5, n=100)
+    machines = np.arange(100) % 4
+    with pytest.raises(ValueError, match="local_steps must be >= 1"):
+        LocalKMeans(4, 0).fit(X, machines)
+    with pytest.raises(ValueError, match=r"init array must have shape \(4, 10\)"):
+        LocalKMeans(4, 1, init=np.zeros((3, 10))).fit(X, machines)
+    with pytest.raises(ValueError, match=r"y_true must have shape \(100,\)"):
+        LocalKMeans(4, 1).fit(X, machines, y_true=y[:50])
+
+
+def test_misclustering_by_group_uses_each_groups_best_matching():
+    truth = np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    pred = np.array([1, 1, 0, 0, 0, 0, 0, 1])  # group 0 swapped (still perfect), group 1 wrong
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    np.testing.assert_allclose(misclustering_by_group(truth, pred, groups), [0.0, 0.25])

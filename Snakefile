@@ -29,17 +29,23 @@ localrules:
     fetch_mnist,
     fetch_shakespeare,
     fetch_tff_emnist,
+    fetch_postures,
+    fetch_cifar10,
     kfed_gather,
     kfed_table1,
     kfed_separation,
     kfed_figure,
     kfed_claims,
+    lkm_gather,
+    lkm_figure,
+    lkm_claims,
     reproduction,
 
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/kfed.smk"
+include: "workflow/rules/localkmeans.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -5,8 +5,15 @@ import socket
 import numpy as np
 import pytest
 
-from fedclust.data import (MNIST_FILES, ChecksumError, DataUnavailableError, RemoteFile, fetch,
-                           load_mnist, make_separated_mixture)
+from fedclust.data import (
+    MNIST_FILES,
+    ChecksumError,
+    DataUnavailableError,
+    RemoteFile,
+    fetch,
+    load_mnist,
+    make_separated_mixture,
+)
 from fedclust.data.mnist import read_idx
 from fedclust.metrics import separation
 
@@ -47,7 +54,8 @@ def test_corrupt_existing_copy_is_reported(tmp_path):
 
 def test_missing_in_mirror_names_the_path(tmp_path):
     _, remote = remote_for(tmp_path, b"x")
-    with pytest.raises(DataUnavailableError, match=r"not found in the data mirror at .*set/file\.bin"):
+    with pytest.raises(DataUnavailableError,
+                       match=r"not found in the data mirror at .*set/file\.bin"):
         fetch(remote, tmp_path / "dest", mirror=tmp_path / "empty")
 
 

@@ -4,8 +4,13 @@ import json
 import numpy as np
 import pytest
 
-from fedclust.experiments.datasets import (PreparedData, prepare_femnist, prepare_mnist,
-                                           read_prepared, write_prepared)
+from fedclust.experiments.datasets import (
+    PreparedData,
+    prepare_femnist,
+    prepare_mnist,
+    read_prepared,
+    write_prepared,
+)
 
 from .test_data import fake_mnist
 

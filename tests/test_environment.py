@@ -39,8 +39,8 @@ def test_every_requirement_is_pinned_and_torch_is_the_cpu_pin():
     req = pins_from_requirements()
     assert req["torch"] == "2.13.0" and req["torchvision"] == "0.28.0"
     assert req["snakemake"].startswith("9.")
-    first = next(l for l in (REPO / "requirements.txt").read_text().splitlines()
-                 if l.strip() and not l.startswith("#"))
+    first = next(line for line in (REPO / "requirements.txt").read_text().splitlines()
+                 if line.strip() and not line.startswith("#"))
     assert first.startswith("torch==")  # installed first, so nothing pulls a CUDA build
     for needed in ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "h5py", "networkx",
                    "tqdm", "pyyaml", "pytest", "hypothesis"):

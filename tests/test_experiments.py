@@ -1,12 +1,19 @@
-import numpy as np
 import pandas as pd
 import pytest
 
 from fedclust.experiments._seeds import run_seed
-from fedclust.experiments.kfed_synthetic import (MIXTURE_ID_COLUMNS, device_clusters_for,
-                                                 mixture_trial, run_mixture_grid)
-from fedclust.experiments.separation import (choose_k, oracle_kmeans, separation_pairs,
-                                             separation_summary)
+from fedclust.experiments.kfed_synthetic import (
+    MIXTURE_ID_COLUMNS,
+    device_clusters_for,
+    mixture_trial,
+    run_mixture_grid,
+)
+from fedclust.experiments.separation import (
+    choose_k,
+    oracle_kmeans,
+    separation_pairs,
+    separation_summary,
+)
 from fedclust.metrics import kmeans_cost
 
 from .conftest import make_blobs

@@ -122,7 +122,7 @@ def test_new_devices_are_clustered_consistently_through_predict():
     km = KFed(9, 3, random_state=6).fit(mix.X[train], devices[train])
     new_labels = km.predict(mix.X[~train], devices=devices[~train])
     # same naming of clusters as in training, for every new point
-    mapping = {t: p for t, p in zip(mix.labels[train], km.labels_)}
+    mapping = {t: p for t, p in zip(mix.labels[train], km.labels_, strict=True)}
     expected = np.array([mapping.get(t, -1) for t in mix.labels[~train]])
     assert np.all(expected >= 0)
     assert np.array_equal(new_labels, expected)

@@ -2,10 +2,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.experiments.kfed_federated import (Oracle, clusters_per_device,
-                                                 heterogeneity_sweep, kfed_vs_distributed_lloyd,
-                                                 mix_partition, new_devices_vs_refit,
-                                                 participation_sweep, structured_vs_iid)
+from fedclust.experiments.kfed_federated import (
+    Oracle,
+    clusters_per_device,
+    heterogeneity_sweep,
+    kfed_vs_distributed_lloyd,
+    mix_partition,
+    new_devices_vs_refit,
+    participation_sweep,
+    structured_vs_iid,
+)
 from fedclust.experiments.separation import oracle_kmeans
 
 from .conftest import make_blobs

@@ -3,12 +3,22 @@ import pandas as pd
 import pytest
 
 from fedclust.data.postures import load_postures, postures_features
-from fedclust.experiments.localkmeans import (final_error_sweep, local_steps_label,
-                                              make_orthonormal_mixture, noise_std_for_snr,
-                                              perturbed_centers, snr_of, synthetic_factory,
-                                              trajectory_runs)
-from fedclust.plots.localkmeans import (normalized_objective, order_local_steps,
-                                        plot_final_sweeps, plot_trajectories)
+from fedclust.experiments.localkmeans import (
+    final_error_sweep,
+    local_steps_label,
+    make_orthonormal_mixture,
+    noise_std_for_snr,
+    perturbed_centers,
+    snr_of,
+    synthetic_factory,
+    trajectory_runs,
+)
+from fedclust.plots.localkmeans import (
+    normalized_objective,
+    order_local_steps,
+    plot_final_sweeps,
+    plot_trajectories,
+)
 from fedclust.reproduction import localkmeans_claims
 
 
@@ -96,7 +106,8 @@ def test_localkmeans_claims():
 def test_postures_loader(tmp_path):
     header = "Class,User," + ",".join(f"{a}{i}" for i in range(12) for a in "XYZ")
     zeros = ",".join(["0"] * 38)
-    rows = ["1,0," + ",".join(["1.0"] * 9 + ["?"] * 27), "2,1," + ",".join(["3.0"] * 12 + ["?"] * 24)]
+    rows = ["1,0," + ",".join(["1.0"] * 9 + ["?"] * 27),
+            "2,1," + ",".join(["3.0"] * 12 + ["?"] * 24)]
     (tmp_path / "p.csv").write_text("\n".join([header, zeros, *rows]) + "\n")
     data = load_postures(tmp_path / "p.csv")
     assert data.posture.tolist() == [1, 2] and data.user.tolist() == [0, 1]  # zeros row dropped

@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from fedclust.metrics import (clustering_accuracy, kmeans_cost, misclustering_rate, separation,
-                              spectral_norm)
+from fedclust.metrics import (
+    clustering_accuracy,
+    kmeans_cost,
+    misclustering_rate,
+    separation,
+    spectral_norm,
+)
 
 
 def test_kmeans_cost_against_an_explicit_sum(rng):
@@ -14,7 +19,7 @@ def test_kmeans_cost_against_an_explicit_sum(rng):
     explicit = sum(min(float(np.sum((x - c) ** 2)) for c in C) for x in X)
     assert kmeans_cost(X, C) == pytest.approx(explicit, rel=1e-10)
     labels = rng.integers(0, 5, size=120)
-    explicit_given = sum(float(np.sum((x - C[j]) ** 2)) for x, j in zip(X, labels))
+    explicit_given = sum(float(np.sum((x - C[j]) ** 2)) for x, j in zip(X, labels, strict=True))
     assert kmeans_cost(X, C, labels) == pytest.approx(explicit_given, rel=1e-10)
 
 
@@ -34,7 +39,7 @@ def brute_force_accuracy(truth, pred):
     t_vals, p_vals = np.unique(truth), np.unique(pred)
     best = 0
     for perm in itertools.permutations(t_vals, len(p_vals)):
-        mapping = dict(zip(p_vals, perm))
+        mapping = dict(zip(p_vals, perm, strict=True))
         best = max(best, np.sum(np.array([mapping[p] for p in pred]) == truth))
     return best / len(truth)
 

@@ -3,8 +3,12 @@ import pandas as pd
 import pytest
 
 from fedclust.plots._style import save_figure
-from fedclust.plots.kfed import (plot_accuracy_vs_separation, plot_separation_distribution,
-                                 summarize_runs, table1_markdown)
+from fedclust.plots.kfed import (
+    plot_accuracy_vs_separation,
+    plot_separation_distribution,
+    summarize_runs,
+    table1_markdown,
+)
 
 
 def mixture_runs():
@@ -66,9 +70,13 @@ def tidy_rows(records, ids):
 
 
 def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
-    from fedclust.plots.kfed import (plot_heterogeneity, plot_kfed_vs_distributed_lloyd,
-                                     plot_new_devices, plot_participation,
-                                     plot_structured_vs_iid)
+    from fedclust.plots.kfed import (
+        plot_heterogeneity,
+        plot_kfed_vs_distributed_lloyd,
+        plot_new_devices,
+        plot_participation,
+        plot_structured_vs_iid,
+    )
     ids = ["dataset", "n_clusters", "device_clusters", "run"]
     fig2 = tidy_rows([dict(dataset=ds, n_clusters=4, device_clusters=kp, run=r,
                            cost_gap_ratio=0.1 * kp, structured_cost_over_oracle=1.0,

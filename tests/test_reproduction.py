@@ -3,8 +3,16 @@ import math
 import pandas as pd
 import pytest
 
-from fedclust.reproduction import (Claim, claims_table, fig2_claims, fig3_claims, load_targets,
-                                   separation_claims, table1_claims, write_reproduction)
+from fedclust.reproduction import (
+    Claim,
+    claims_table,
+    fig2_claims,
+    fig3_claims,
+    load_targets,
+    separation_claims,
+    table1_claims,
+    write_reproduction,
+)
 
 
 def test_claim_status_and_margin():
@@ -87,7 +95,7 @@ FIG_TARGETS = {"kfed": {
 
 def fig2_runs(structured, iid, oracle=100.0, k=9):
     rows = []
-    for kp, (s, i) in enumerate(zip(structured, iid), start=1):
+    for kp, (s, i) in enumerate(zip(structured, iid, strict=True), start=1):
         for metric, value in (("structured_cost", s), ("iid_cost", i), ("oracle_cost", oracle)):
             rows.append({"dataset": "toy", "n_clusters": k, "device_clusters": kp, "run": 0,
                          "metric": metric, "value": value})

@@ -165,3 +165,34 @@ def test_quick_profile_reproduces_the_federated_claims_on_femnist_and_shakespear
         assert (work / "figures" / f"kfed_{experiment}.png").stat().st_size > 10_000
     for fig in ("kfed_fig2_structured_vs_iid", "kfed_fig3_kfed_vs_distributed_lloyd"):
         assert (work / "figures" / f"{fig}.png").stat().st_size > 10_000
+
+
+@pytest.mark.reproduction
+def test_quick_profile_reproduces_localkmeans_on_synthetic_and_real_data(quick_run):
+    work, _ = quick_run
+    cfg = quick_config()["localkmeans"]
+    # Figures 1-4 are drawn
+    for fig in ("fig1_misclustering", "fig4_sweeps", "fig2_misclustering_real",
+                "fig3_objective_real"):
+        assert (work / "figures" / f"localkmeans_{fig}.png").stat().st_size > 10_000
+    # Figure 1: L = 1 is centralized Lloyd, every L starts from the same initialization
+    fig1 = pd.read_csv(work / "results" / "localkmeans" / "fig1.csv")
+    assert set(fig1.snr) == set(cfg["fig1"]["snrs"])
+    assert fig1.trial.nunique() == cfg["fig1"]["trials"]
+    # the embeddings were trained here, with their test accuracy recorded beside them
+    mnist = pd.read_csv(work / "results" / "embeddings" / "mnist_cnn.csv").iloc[0]
+    cifar = pd.read_csv(work / "results" / "embeddings" / "cifar10_cnn.csv").iloc[0]
+    assert mnist.embedding_dim == 1568 and mnist.test_accuracy > 0.95
+    assert cifar.embedding_dim == 512 and cifar.test_accuracy > 0.3
+    assert "JPEG re-encoding (lossy approximation)" in cifar.source
+    # Figures 2-3 claims on every real data set, recomputed from the runs
+    real = pd.read_csv(work / "results" / "localkmeans" / "real.csv")
+    report = pd.read_csv(work / "results" / "reproduction.csv")
+    for ds in cfg["real"]["datasets"]:
+        final = real[(real.dataset == ds) & (real.metric == "misclustering")
+                     & (real.iteration == cfg["real"]["n_iter"])]
+        mean = final.groupby("local_steps").value.mean()
+        assert mean["no aggregation"] >= mean.drop("no aggregation").max()
+        assert mean["L=3"] - mean["L=1"] <= 0.02
+        claims = report[report.item == f"Figs 2-3, {ds}"]
+        assert len(claims) == 2 and (claims.status == "pass").all()

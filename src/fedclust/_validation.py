@@ -28,7 +28,8 @@ def check_data(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
     """
     X = np.asarray(X)
     if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); got {X.ndim}-D")
+        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); "
+                         f"got {X.ndim}-D")
     if not np.issubdtype(X.dtype, np.number):
         raise ValueError(f"{name} must be numeric; got dtype {X.dtype}")
     dtype = np.float32 if X.dtype == np.float32 else np.float64

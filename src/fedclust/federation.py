@@ -44,7 +44,7 @@ class Federation:
     order: np.ndarray
 
     @classmethod
-    def from_devices(cls, X, devices) -> "Federation":
+    def from_devices(cls, X, devices) -> Federation:
         """Sort the rows of ``X`` by their device id.
 
         Parameters
@@ -91,7 +91,7 @@ class Federation:
         out[self.order] = values
         return out
 
-    def subset(self, positions) -> "Federation":
+    def subset(self, positions) -> Federation:
         """The federation restricted to the devices at ``positions`` (sorted order kept).
 
         ``order`` of the result still indexes rows of the original data.
@@ -133,7 +133,7 @@ def iid_partition(n_samples: int, n_devices: int, random_state=None) -> np.ndarr
 
 def structured_partition(labels, device_clusters: int, devices_per_group: int,
                          random_state=None) -> np.ndarray:
-    """Heterogeneous partition in which every device holds data of at most ``device_clusters`` clusters.
+    """Heterogeneous partition: every device holds data of at most ``device_clusters`` clusters.
 
     This is the construction of k-FED's Table 1 (Dennis et al., 2021, Sec. 5.1): the ``k`` target
     clusters are split at random into groups ``G_i`` of ``k'`` clusters (the last group smaller

@@ -231,7 +231,7 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     converged = False
     n_iter = 0
     totals = None
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers, totals = update_centers(X, labels, centers, weights)
         new_labels, sq = assign(X, centers, x_sq=x_sq)
         if np.array_equal(new_labels, labels):
@@ -281,7 +281,7 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     labels, sq = assign_by_device(federation, centers, center_mask=center_mask, x_sq=x_sq)
     converged = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers, _ = update_centers(X, segment_base + labels, centers)
         new_labels, sq = assign_by_device(federation, centers, center_mask=center_mask, x_sq=x_sq)
         if np.array_equal(new_labels, labels):

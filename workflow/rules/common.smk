@@ -5,7 +5,7 @@ import math
 import os
 
 ENV = "../../environment.yml"
-DATASETS = ("mnist", "femnist", "shakespeare")
+DATASETS = ("mnist", "femnist", "shakespeare", "postures", "mnist_cnn", "cifar10_cnn")
 
 
 wildcard_constraints:
@@ -50,6 +50,25 @@ def femnist_source():
     return "leaf" if cfg.get("leaf_dirs") or has_mirror_dirs else "tff"
 
 
+def cifar10_source():
+    """'jpeg' (the mirror's re-encoding) or 'official'; 'auto' is jpeg when the mirror has it."""
+    source = config["datasets"]["cifar10_cnn"].get("source", "auto")
+    if source != "auto":
+        return source
+    mirror = config.get("data_mirror")
+    tar = os.path.join(os.path.abspath(mirror), "cifar10", "cifar10-jpeg-imagefolder.tar") \
+        if mirror else None
+    return "jpeg" if tar and os.path.isfile(tar) else "official"
+
+
+def cifar10_raw_files():
+    if cifar10_source() == "jpeg":
+        return ["data/cifar10/raw/cifar10-jpeg-imagefolder.tar"]
+    return expand("data/cifar10/raw/cifar-10-batches-py/{name}",
+                  name=["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4",
+                        "data_batch_5", "test_batch"])
+
+
 def dataset_inputs(wildcards):
     """Raw files a data set is prepared from."""
     name = wildcards.dataset
@@ -57,6 +76,9 @@ def dataset_inputs(wildcards):
         return expand("data/mnist/raw/{name}", name=MNIST_FILES)
     if name == "shakespeare":
         return ["data/shakespeare/raw/raw_data.txt"]
+    if name == "postures":
+        csv = config["datasets"]["postures"].get("csv")
+        return [os.path.abspath(csv)] if csv else [f"data/postures/raw/{POSTURES_SUBSET}"]
     if femnist_source() == "tff":
         return expand("data/femnist/tff/{name}", name=TFF_EMNIST_H5)
     files = []
@@ -120,7 +142,47 @@ def claims_tables():
     tables = []
     if config["kfed"].get("enabled", True):
         tables.append("results/kfed/claims.csv")
+    if config["localkmeans"].get("enabled", True) and config["localkmeans"]["real"]["datasets"]:
+        tables.append("results/localkmeans/claims.csv")
     return tables
+
+
+INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}
+LKM_FIGURES = {
+    # figure stem -> the results table it is drawn from
+    "fig1_misclustering": "fig1",
+    "fig2_misclustering_real": "real",
+    "fig3_objective_real": "real",
+    "fig4_sweeps": "fig4",
+}
+
+
+def lkm_parts(wildcards):
+    cfg = config["localkmeans"]
+    if wildcards.lkm_table == "fig1":
+        return [
+            f"results/localkmeans/fig1/snr{snr}_{INIT_FILE_NAMES[init]}.csv"
+            for snr in cfg["fig1"]["snrs"]
+            for init in cfg["fig1"]["inits"]
+        ]
+    if wildcards.lkm_table == "fig4":
+        return [
+            f"results/localkmeans/fig4/{sweep}.csv"
+            for sweep in ("snr", "n_clusters", "n_machines")
+            if cfg["fig4"][sweep]
+        ]
+    return [f"results/localkmeans/real/{ds}.csv" for ds in cfg["real"]["datasets"]]
+
+
+def lkm_targets():
+    cfg = config["localkmeans"]
+    targets = ["figures/localkmeans_fig1_misclustering.png", "figures/localkmeans_fig4_sweeps.png"]
+    if cfg["real"]["datasets"]:
+        targets += [
+            "figures/localkmeans_fig2_misclustering_real.png",
+            "figures/localkmeans_fig3_objective_real.png",
+        ]
+    return targets
 
 
 def kfed_targets():
@@ -151,6 +213,8 @@ def all_targets():
     targets = ["results/reproduction.md", "results/reproduction.csv"]
     if config["kfed"].get("enabled", True):
         targets += kfed_targets()
+    if config["localkmeans"].get("enabled", True):
+        targets += lkm_targets()
     return targets
 
 

@@ -3,8 +3,14 @@
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.io import log_to_file, read_table, write_table
-from fedclust.reproduction import (claims_table, fig2_claims, fig3_claims, load_targets,
-                                   separation_claims, table1_claims)
+from fedclust.reproduction import (
+    claims_table,
+    fig2_claims,
+    fig3_claims,
+    load_targets,
+    separation_claims,
+    table1_claims,
+)
 
 log = log_to_file(snakemake.log[0])
 targets = load_targets(snakemake.input.targets)

@@ -1,9 +1,8 @@
 """One k-FED experiment on real federated data (Fig 2, Fig 3 or beyond the paper) -> tidy CSV."""
 
-import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 from pathlib import Path
 
+import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 import pandas as pd
 
 from fedclust.experiments import kfed_federated as exp

@@ -1,7 +1,6 @@
 """Gather the c_rs of every k, summarize per k and choose k (largest share above c0)."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 import pandas as pd
 
 from fedclust.experiments.separation import choose_k, separation_summary

@@ -1,9 +1,8 @@
 """Render k-FED's Table 1 (Markdown) from its results table and the paper's values."""
 
-import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 from pathlib import Path
 
+import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 import pandas as pd
 
 from fedclust.io import atomic_path, log_to_file, read_table

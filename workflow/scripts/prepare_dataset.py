@@ -1,11 +1,16 @@
 """Prepare one data set's feature matrix (data/<name>/features.h5)."""
 
-import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 from pathlib import Path
 
-from fedclust.experiments.datasets import (prepare_femnist, prepare_mnist, prepare_shakespeare,
-                                           write_prepared)
+import _bootstrap  # noqa: F401  (puts src/ on sys.path)
+
+from fedclust.experiments.datasets import (
+    prepare_femnist,
+    prepare_mnist,
+    prepare_postures,
+    prepare_shakespeare,
+    write_prepared,
+)
 from fedclust.io import log_to_file
 
 log = log_to_file(snakemake.log[0])
@@ -27,6 +32,9 @@ elif name == "shakespeare":
     data = prepare_shakespeare(snakemake.input[0], n_users=cfg.get("n_users", 109),
                                max_samples_per_user=cfg.get("max_samples_per_user", 2000),
                                min_samples=cfg.get("min_samples", 100), seed=seed)
+elif name == "postures":
+    data = prepare_postures(snakemake.input[0], max_missing=cfg.get("max_missing", 0.5),
+                            standardize=cfg.get("standardize", False))
 else:
     raise ValueError(f"unknown data set {name!r}")
 write_prepared(data, snakemake.output[0])

@@ -1,7 +1,6 @@
 """Gather every paper's claims into results/reproduction.csv and results/reproduction.md."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 import pandas as pd
 
 from fedclust.io import log_to_file, read_table

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_choice
 from ..federation import Federation
 from ..lloyd import squared_norms
 from ._base import Communication
 
-__all__ = ["distributed_kmeans_plusplus", "distributed_random_init"]
+__all__ = ["distributed_kmeans_plusplus", "distributed_random_init", "initial_centers"]
 
 
 def _sample_point(federation: Federation, masses: np.ndarray, weights: np.ndarray | None,
@@ -103,3 +104,27 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
         comm.add_round(up_floats=d, down_floats=0, up_messages=1, down_messages=1)
         d2 = np.minimum(d2, np.maximum(x_sq - 2.0 * X @ X[rows[j]] + x_sq[rows[j]], 0.0))
     return X[rows].copy(), rows, comm
+
+
+def initial_centers(init, federation: Federation, n_clusters: int, rng: np.random.Generator):
+    """The ``init`` parameter of the distributed estimators, resolved.
+
+    ``"k-means++"`` runs :func:`distributed_kmeans_plusplus`, ``"random"``
+    :func:`distributed_random_init`; an array of shape ``(n_clusters, n_features)`` is used as
+    given, at no communication cost.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, n_features)
+    communication : Communication
+    """
+    if isinstance(init, str):
+        check_choice(init, "init", {"k-means++", "random"})
+        seeding = distributed_kmeans_plusplus if init == "k-means++" else distributed_random_init
+        centers, _, comm = seeding(federation, n_clusters, rng)
+        return centers, comm
+    centers = np.asarray(init, dtype=federation.X.dtype)
+    shape = (n_clusters, federation.n_features)
+    if centers.shape != shape:
+        raise ValueError(f"init array must have shape {shape}; got {centers.shape}")
+    return centers.copy(), Communication()

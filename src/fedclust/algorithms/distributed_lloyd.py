@@ -9,13 +9,11 @@ pooled computation below is the same arithmetic; only the communication is feder
 
 from __future__ import annotations
 
-import numpy as np
-
-from .._validation import check_choice, check_int, check_random_state
+from .._validation import check_int, check_random_state
 from ..federation import Federation
 from ..lloyd import lloyd
-from ._base import Communication, FederatedClusteringMixin
-from ._seeding import distributed_kmeans_plusplus, distributed_random_init
+from ._base import FederatedClusteringMixin
+from ._seeding import initial_centers
 
 __all__ = ["DistributedLloyd"]
 
@@ -59,26 +57,13 @@ class DistributedLloyd(FederatedClusteringMixin):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def _initial_centers(self, federation: Federation, rng):
-        k, d = self.n_clusters, federation.n_features
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"k-means++", "random"})
-            seeding = (distributed_kmeans_plusplus if self.init == "k-means++"
-                       else distributed_random_init)
-            centers, _, comm = seeding(federation, k, rng)
-            return centers, comm
-        centers = np.asarray(self.init, dtype=federation.X.dtype)
-        if centers.shape != (k, d):
-            raise ValueError(f"init array must have shape ({k}, {d}); got {centers.shape}")
-        return centers.copy(), Communication()
-
     def fit(self, X, devices):
         """Run distributed Lloyd on the federation given by ``X`` and ``devices``."""
         check_int(self.n_clusters, "n_clusters", low=1)
         check_int(self.max_iter, "max_iter", low=1)
         federation = Federation.from_devices(X, devices)
         rng = check_random_state(self.random_state)
-        init, comm = self._initial_centers(federation, rng)
+        init, comm = initial_centers(self.init, federation, self.n_clusters, rng)
         seeding_rounds = comm["rounds"]
         result = lloyd(federation.X, init, max_iter=self.max_iter)
 

@@ -28,11 +28,17 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_choice, check_devices, check_fraction, check_int, check_real,
-                           check_random_state)
+from .._validation import (
+    check_choice,
+    check_devices,
+    check_fraction,
+    check_int,
+    check_random_state,
+    check_real,
+)
 from ..federation import Federation
 from ..lloyd import assign, lloyd, lloyd_by_device, per_device_blas, segment_sums
-from ._base import Communication, FederatedClusteringMixin, seed_for
+from ._base import Communication, FederatedClusteringMixin
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "LocalClustering"]
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_random_state
+from .._validation import check_int, check_random_state
 from ..federation import Federation
 from ..lloyd import assign_by_device, squared_norms, update_centers
 from ..metrics import misclustering_by_group, misclustering_rate
-from ._base import Communication, FederatedClusteringMixin
-from ._seeding import distributed_kmeans_plusplus, distributed_random_init
+from ._base import FederatedClusteringMixin
+from ._seeding import initial_centers
 
 __all__ = ["LocalKMeans"]
 
@@ -82,19 +82,6 @@ class LocalKMeans(FederatedClusteringMixin):
             check_int(self.local_steps, "local_steps", low=1)
         check_int(self.n_iter, "n_iter", low=1)
 
-    def _initial_centers(self, federation, rng):
-        k, d = self.n_clusters, federation.n_features
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"k-means++", "random"})
-            seeding = (distributed_kmeans_plusplus if self.init == "k-means++"
-                       else distributed_random_init)
-            centers, _, comm = seeding(federation, k, rng)
-            return centers, comm
-        centers = np.asarray(self.init, dtype=federation.X.dtype)
-        if centers.shape != (k, d):
-            raise ValueError(f"init array must have shape ({k}, {d}); got {centers.shape}")
-        return centers.copy(), Communication()
-
     @staticmethod
     def _aggregate(machine_centers, sizes, previous):
         """Each cluster's center averaged over machines, weighted by local cluster sizes; a
@@ -132,7 +119,7 @@ class LocalKMeans(FederatedClusteringMixin):
             truth = y_true[federation.order]
         machine_of_row = federation.device_of_row
 
-        global_centers, comm = self._initial_centers(federation, rng)
+        global_centers, comm = initial_centers(self.init, federation, self.n_clusters, rng)
         seeding_rounds = comm["rounds"]
         comm.add_round(up_floats=0, down_floats=Z * k * d, up_messages=0, down_messages=Z)
         machine_centers = np.repeat(global_centers[None], Z, axis=0)

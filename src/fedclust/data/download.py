@@ -12,15 +12,18 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from tqdm.auto import tqdm
 
-__all__ = ["RemoteFile", "fetch", "verify_file", "ChecksumError", "DataUnavailableError"]
+__all__ = ["RemoteFile", "fetch", "verify_file", "extract_members", "ChecksumError",
+           "DataUnavailableError"]
 
 _CHUNK = 1 << 20
 
@@ -152,3 +155,60 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
     finally:
         tmp.unlink(missing_ok=True)
     return dest
+
+
+def _safe_members(archive: Path, tar: tarfile.TarFile, error) -> list[tarfile.TarInfo]:
+    """All members of ``tar``, refusing absolute paths, ``..``, links and special files."""
+    members = tar.getmembers()
+    for member in members:
+        name = PurePosixPath(member.name)
+        if name.is_absolute() or ".." in name.parts or "\\" in member.name:
+            raise error(f"{archive}: refusing to extract {member.name!r}: its path leaves the "
+                        f"target folder")
+        if not (member.isfile() or member.isdir()):
+            raise error(f"{archive}: refusing to extract {member.name!r}: not a regular file or "
+                        f"folder (links are not expected here)")
+    return members
+
+
+def extract_members(archive, dest, names, *, error: type[Exception] = ValueError,
+                    verify: Callable[[Path, str, str], None] | None = None) -> list[Path]:
+    """Extract the members called ``names`` (at any depth) of a tar archive into ``dest``.
+
+    Nothing is extracted if any member of the archive could leave ``dest`` (absolute path,
+    ``..``) or is a link or special file. Each member is written under its base name only,
+    through a temporary file that ``verify(tmp_path, name, label)`` may check, then renamed
+    into place.
+
+    Raises
+    ------
+    error
+        The archive is unreadable, unsafe, or does not hold exactly one member of each name;
+        the message names the archive and the member.
+    """
+    archive, dest = Path(archive), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        tar = tarfile.open(archive, "r:*")
+    except (tarfile.TarError, OSError) as exc:
+        raise error(f"{archive}: not a readable tar archive ({exc})") from exc
+    written = []
+    with tar:
+        members = _safe_members(archive, tar, error)
+        for name in names:
+            hits = [m for m in members if m.isfile() and PurePosixPath(m.name).name == name]
+            if len(hits) != 1:
+                raise error(f"{archive}: expected one member named {name!r}, found {len(hits)} "
+                            f"(members: {[m.name for m in members][:10]})")
+            fd, tmp_name = tempfile.mkstemp(dir=dest, prefix=f".{name}.", suffix=".part")
+            tmp = Path(tmp_name)
+            try:
+                with os.fdopen(fd, "wb") as out, tar.extractfile(hits[0]) as src:
+                    shutil.copyfileobj(src, out, _CHUNK)
+                if verify is not None:
+                    verify(tmp, name, f"{name} (member {hits[0].name!r} of {archive})")
+                os.replace(tmp, dest / name)
+            finally:
+                tmp.unlink(missing_ok=True)
+            written.append(dest / name)
+    return written

@@ -30,19 +30,16 @@ import gzip
 import hashlib
 import json
 import os
-import shutil
-import tarfile
-import tempfile
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import h5py
 import numpy as np
 
 from .._validation import check_int
 from .cache import read_h5, write_h5
-from .download import RemoteFile, fetch
+from .download import RemoteFile, extract_members, fetch
 
 __all__ = [
     "FederatedImages",
@@ -427,40 +424,9 @@ def _tff_client(node, where: str) -> tuple[np.ndarray, np.ndarray]:
     return X, _check_labels(label, where)
 
 
-def _safe_members(archive: Path, tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """All members of ``tar``, refusing absolute paths, ``..``, links and special files."""
-    members = tar.getmembers()
-    for member in members:
-        name = PurePosixPath(member.name)
-        if name.is_absolute() or ".." in name.parts or "\\" in member.name:
-            raise FemnistFormatError(f"{archive}: refusing to extract {member.name!r}: its path "
-                                     f"leaves the target folder")
-        if not (member.isfile() or member.isdir()):
-            raise FemnistFormatError(f"{archive}: refusing to extract {member.name!r}: not a "
-                                     f"regular file or folder (links are not expected here)")
-    return members
-
-
 def _extract_h5(archive: Path, root: Path, names: list[str]) -> None:
     """Extract the members called ``names`` (at any depth) from ``archive`` into ``root``."""
-    with tarfile.open(archive, "r:*") as tar:
-        members = _safe_members(archive, tar)
-        wanted = {}
-        for name in names:
-            hits = [m for m in members if m.isfile() and PurePosixPath(m.name).name == name]
-            if len(hits) != 1:
-                raise FemnistFormatError(
-                    f"{archive}: expected one member named {name!r}, found {len(hits)} "
-                    f"(members: {[m.name for m in members][:10]})")
-            wanted[name] = hits[0]
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{archive.name}."))
-        try:
-            kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            tar.extractall(tmp, members=list(wanted.values()), **kwargs)
-            for name, member in wanted.items():
-                os.replace(tmp / member.name, root / name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    extract_members(archive, root, names, error=FemnistFormatError)
 
 
 def fetch_tff_emnist(root, *, mirror=None, digits_only: bool = False,

@@ -4,7 +4,8 @@ The separation ``c`` of a sample is the one k-FED's analysis uses, measured on t
 itself (see :func:`fedclust.metrics.separation`): with ``A`` the data and ``C`` its cluster means
 row by row,
 
-    Delta_r = sqrt(k') ||A - C||_2 / sqrt(n_r),    c_rs = ||mu_r - mu_s|| / (m0 (Delta_r + Delta_s)),
+    Delta_r = sqrt(k') ||A - C||_2 / sqrt(n_r),
+    c_rs = ||mu_r - mu_s|| / (m0 (Delta_r + Delta_s)),
 
 and the sample has separation ``c = min_{r != s} c_rs``.
 

@@ -21,13 +21,14 @@ import numpy as np
 from ..data.cache import read_h5, write_h5
 from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
 from ..data.mnist import load_mnist
+from ..data.postures import load_postures, postures_features
 from ..data.shakespeare import build_shakespeare_dataset
 from ._seeds import run_seed
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
-           "write_prepared", "read_prepared", "DATASETS"]
+           "prepare_postures", "write_prepared", "read_prepared", "DATASETS"]
 
-DATASETS = ("mnist", "femnist", "shakespeare")
+DATASETS = ("mnist", "femnist", "shakespeare", "postures", "mnist_cnn", "cifar10_cnn")
 
 
 @dataclass
@@ -107,6 +108,21 @@ def prepare_shakespeare(raw_path, *, n_users: int = 109, max_samples_per_user: i
                     f"roles (at most {max_samples_per_user} each), sqrt character frequencies",
         params={"n_users": n_users, "max_samples_per_user": max_samples_per_user,
                 "min_samples": min_samples, "seed": seed})
+
+
+def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = False):
+    """UCI Hand Postures marker coordinates (see :mod:`fedclust.data.postures`), ``y`` = the
+    posture class, ``devices`` = the user (the natural partition)."""
+    data = load_postures(csv_path)
+    X, kept = postures_features(data, max_missing=max_missing, standardize=standardize)
+    subset = "subset" in Path(csv_path).name
+    return PreparedData(
+        name="postures", X=X, y=data.posture, devices=data.user,
+        description=f"UCI Hand Postures{' (real subset: classes 1-3, users 0-2)' if subset else ''}"
+                    f": {len(X)} rows, {len(kept)} marker coordinates (<= {max_missing:.0%} "
+                    f"missing, mean-imputed), {len(np.unique(data.posture))} postures",
+        params={"csv": str(csv_path), "max_missing": max_missing, "standardize": standardize,
+                "columns": kept})
 
 
 def write_prepared(data: PreparedData, path) -> Path:

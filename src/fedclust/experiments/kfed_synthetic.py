@@ -30,7 +30,8 @@ MIXTURE_ID_COLUMNS = ("experiment", "n_features", "n_clusters", "device_clusters
 
 
 def device_clusters_for(n_clusters: int, rule) -> int:
-    """``k'`` from a config value: an int, or ``"sqrt"`` for ``round(sqrt(k))`` (the paper's choice)."""
+    """``k'`` from a config value: an int, or ``"sqrt"`` for ``round(sqrt(k))`` (the paper's).
+    """
     if rule == "sqrt":
         return max(1, int(round(math.sqrt(n_clusters))))
     if isinstance(rule, int) and not isinstance(rule, bool) and 1 <= rule <= n_clusters:

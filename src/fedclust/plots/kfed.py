@@ -67,7 +67,7 @@ def plot_accuracy_vs_separation(runs: pd.DataFrame, *, title: str | None = None)
     summary = summarize_runs(runs, "accuracy", keys)
     fig, axes = new_figure(width=4.2, height=3.0)
     ax = axes[0, 0]
-    for (d, k, kp, m0), grp in summary.groupby(keys[:-1], sort=True):
+    for (d, k, kp, _m0), grp in summary.groupby(keys[:-1], sort=True):
         grp = grp.sort_values("separation")
         line, = ax.plot(grp["separation"], grp["mean"], marker="o", ms=3,
                         label=f"d={d}, k={k}, k'={kp}")
@@ -190,7 +190,7 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
             axes[0, col].errorbar(pos, cost["mean"], yerr=cost["std"], fmt="o", ms=4,
                                   capsize=2, label=algo)
             bars = axes[1, col].bar(pos, floats.to_numpy(), width, label=algo)
-            for bar, r in zip(bars, rounds["mean"]):
+            for bar, r in zip(bars, rounds["mean"], strict=True):
                 axes[1, col].annotate(f"{r:.0f}", (bar.get_x() + bar.get_width() / 2,
                                                    bar.get_height()), ha="center",
                                       va="bottom", fontsize=6)

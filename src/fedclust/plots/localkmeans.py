@@ -88,17 +88,22 @@ def plot_final_sweeps(runs: pd.DataFrame):
     sweeps = [s for s in ("snr", "n_clusters", "n_machines") if s in set(runs["sweep"])]
     fig, axes = new_figure(ncols=len(sweeps), width=3.2, height=2.6)
     final = runs[(runs["metric"] == "misclustering") & (runs["iteration"] == runs["n_iter"])]
-    for ax, sweep in zip(axes[0], sweeps):
+    for letter, ax, sweep in zip("abc"[:len(sweeps)], axes[0], sweeps, strict=True):
         sub = final[final["sweep"] == sweep]
         for label in order_local_steps(sub["local_steps"].unique()):
             stats = sub[sub["local_steps"] == label].groupby(sweep)["value"].agg(
                 ["mean", "std"]).fillna(0.0)
             style = {"ls": "--", "color": "k"} if label == "no aggregation" else {}
-            ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], marker="o", ms=3,
-                        capsize=2, label=label, **style)
+            # a rate cannot go below 0: clip the lower error bar there
+            below = stats["mean"] - np.maximum(stats["mean"] - stats["std"], 0.0)
+            ax.errorbar(stats.index, stats["mean"], yerr=[below, stats["std"]], marker="o",
+                        ms=3, capsize=2, label=label, **style)
         ax.set_xlabel(_SWEEP_LABELS.get(sweep, sweep))
         ax.set_ylabel("misclustering after T iterations")
+        ax.set_title(f"({letter})", loc="left", fontsize=9)
         if sweep == "n_machines":
             ax.set_xscale("log", base=2)
+        values = sorted(sub[sweep].unique())
+        ax.set_xticks(values, [f"{v:g}" for v in values])
     axes[0, 0].legend(frameon=False, fontsize=7)
     return fig

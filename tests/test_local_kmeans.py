@@ -107,3 +107,16 @@ def test_misclustering_by_group_uses_each_groups_best_matching():
     pred = np.array([1, 1, 0, 0, 0, 0, 0, 1])  # group 0 swapped (still perfect), group 1 wrong
     groups = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     np.testing.assert_allclose(misclustering_by_group(truth, pred, groups), [0.0, 0.25])
+
+
+def test_global_objective_is_the_cost_of_the_aggregated_centers():
+    from fedclust.metrics import kmeans_cost
+    X, y, centers = mixture(6)
+    machines = iid_partition(len(X), 6, random_state=6)
+    model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, machines)
+    h = model.history_
+    # t = 0: the initial centers; t = T = 3 ends on an aggregation: the reported centers
+    assert h["global_objective"][0] == pytest.approx(kmeans_cost(X, centers + 0.4))
+    assert h["global_objective"][3] == pytest.approx(kmeans_cost(X, model.cluster_centers_))
+    # right after an aggregation every machine holds the aggregate: both objectives agree
+    assert h["objective"][3] == pytest.approx(h["global_objective"][3])

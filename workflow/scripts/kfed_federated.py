@@ -59,5 +59,6 @@ else:
                                         mix_fractions=cfg["mix_fractions"], **common)
     else:
         raise ValueError(f"unknown experiment {experiment!r}")
+table.insert(1, "data", data.description)  # what the numbers were computed on
 write_table(table, snakemake.output[0])
 log.info("wrote %d rows to %s", len(table), snakemake.output[0])

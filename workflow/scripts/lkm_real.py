@@ -33,5 +33,6 @@ table = trajectory_runs(X_factory=factory, local_steps=cfg["local_steps"], n_ite
                                            DATASETS.index(snakemake.wildcards.dataset)),
                         init=cfg.get("init", "k-means++"),
                         keys={"dataset": data.name, "n_rows": take})
+table.insert(1, "data", data.description)  # what the numbers were computed on
 write_table(table, snakemake.output[0])
 log.info("wrote %d rows to %s", len(table), snakemake.output[0])

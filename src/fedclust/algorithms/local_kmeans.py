@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_int, check_random_state
 from ..federation import Federation
-from ..lloyd import assign_by_device, squared_norms, update_centers
+from ..lloyd import assign, assign_by_device, squared_norms, update_centers
 from ..metrics import misclustering_by_group, misclustering_rate
 from ._base import FederatedClusteringMixin
 from ._seeding import initial_centers
@@ -59,7 +59,10 @@ class LocalKMeans(FederatedClusteringMixin):
     history_ : dict of ndarray
         Indexed by iteration ``t = 0..T`` (``t = 0`` is the initialization): ``iteration``,
         ``objective`` (k-means cost of every row to its machine's current centers),
-        ``aggregated`` (whether iteration ``t`` ended with an aggregation) and, when ``fit``
+        ``global_objective`` (k-means cost of all rows under the size-weighted aggregate of the
+        machines' current centers -- the global model the server would hold if it synchronized
+        at ``t``), ``aggregated`` (whether iteration ``t`` ended with an aggregation) and, when
+        ``fit``
         received ``y_true``, ``misclustering`` (whole federation, one permutation of the labels)
         and ``machine_misclustering`` of shape ``(T + 1, n_machines)`` (each machine with its
         own best permutation).
@@ -127,20 +130,23 @@ class LocalKMeans(FederatedClusteringMixin):
         segments = machine_of_row * k
 
         history = {"iteration": np.arange(T + 1), "objective": np.empty(T + 1),
+                   "global_objective": np.empty(T + 1),
                    "aggregated": np.zeros(T + 1, dtype=bool)}
         if truth is not None:
             history["misclustering"] = np.empty(T + 1)
             history["machine_misclustering"] = np.empty((T + 1, Z))
 
-        def record(t, labels, sq):
+        def record(t, labels, sq, virtual_centers):
             history["objective"][t] = sq.sum()
+            history["global_objective"][t] = assign(federation.X, virtual_centers,
+                                                    x_sq=x_sq)[1].sum()
             if truth is not None:
                 history["misclustering"][t] = misclustering_rate(truth, labels)
                 history["machine_misclustering"][t] = misclustering_by_group(
                     truth, labels, machine_of_row, Z)
 
         labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-        record(0, labels, sq)
+        record(0, labels, sq, global_centers)
         sizes = None
         for t in range(1, T + 1):
             # one local Lloyd step on every machine, from its current centers
@@ -154,7 +160,9 @@ class LocalKMeans(FederatedClusteringMixin):
                 comm.add_round(up_floats=Z * (k * d + k), down_floats=Z * k * d, up_messages=Z,
                                down_messages=Z)
             labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-            record(t, labels, sq)
+            virtual = global_centers if history["aggregated"][t] else \
+                self._aggregate(machine_centers, sizes, global_centers)
+            record(t, labels, sq, virtual)
 
         self.machine_centers_ = machine_centers.copy()
         if not history["aggregated"][T]:

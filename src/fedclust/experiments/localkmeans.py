@@ -134,7 +134,8 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
     -------
     DataFrame
         Tidy: one row per trial, ``L``, iteration and metric (``misclustering``,
-        ``objective``, ``mean_machine_misclustering``), plus the run's communication as metrics
+        ``objective``, ``global_objective``, ``mean_machine_misclustering``), plus the run's
+        communication as metrics
         at the final iteration (``rounds``, ``floats_up``, ``floats_down``).
     """
     keys = dict(keys or {})
@@ -156,6 +157,7 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
                     "local_steps": local_steps_label(L), "trial": trial}
             for metric, values in (("misclustering", h["misclustering"]),
                                    ("objective", h["objective"]),
+                                   ("global_objective", h["global_objective"]),
                                    ("mean_machine_misclustering",
                                     np.nanmean(h["machine_misclustering"], axis=1))):
                 frames.append(pd.DataFrame({**base, "iteration": h["iteration"],

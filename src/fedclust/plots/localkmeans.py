@@ -18,10 +18,10 @@ def order_local_steps(labels) -> list[str]:
     return sorted(set(labels), key=key)
 
 
-def normalized_objective(runs: pd.DataFrame, by) -> pd.DataFrame:
-    """The ``objective`` rows divided by the same trial's final objective of ``L=1``
-    (centralized Lloyd): 1 means centralized Lloyd's result."""
-    obj = runs[runs["metric"] == "objective"]
+def normalized_objective(runs: pd.DataFrame, by, metric: str = "global_objective"):
+    """The ``metric`` rows divided by the same trial's final value for ``L=1`` (centralized
+    Lloyd): 1 means centralized Lloyd's result."""
+    obj = runs[runs["metric"] == metric]
     last = obj["iteration"] == obj["n_iter"]
     ref = obj[last & (obj["local_steps"] == "L=1")].set_index(list(by) + ["trial"])["value"]
     out = obj.copy()
@@ -49,6 +49,8 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
     per value of ``rows`` x ``cols`` (column names of ``runs``; ``rows`` may be None).
 
     Figure 1 uses rows = SNR, cols = initialization; Figures 2 and 3 one panel per data set.
+    ``metric="objective / centralized"`` plots the global objective relative to centralized
+    Lloyd's final one (:func:`normalized_objective`).
     """
     if metric == "objective / centralized":
         keys = [c for c in (rows, cols) if c]

@@ -24,7 +24,7 @@ from sklearn.cluster import KMeans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from fedclust import KFed, structured_partition  # noqa: E402
+from fedclust import KFed, LocalKMeans, structured_partition  # noqa: E402
 from fedclust.data import make_separated_mixture  # noqa: E402
 from fedclust.federation import Federation  # noqa: E402
 from fedclust.lloyd import assign, assign_by_device, lloyd  # noqa: E402
@@ -103,13 +103,46 @@ def case_kfed(rng, repeat):
         yield f"k-FED fit, Table 1 setting d={d}, k={k}", "KFed.fit", best_time(fit, repeat)
 
 
+def case_local_kmeans(rng, repeat):
+    # the LocalKMeans paper's real-data setting: 100 machines x 500 rows, 512-d, K = 10, T = 20
+    n_machines, per_machine, d, k, T, L = 100, 500, 512, 10, 20, 3
+    centers = rng.standard_normal((k, d)) * 2.0
+    y = rng.integers(0, k, size=n_machines * per_machine)
+    X = centers[y] + rng.standard_normal((len(y), d))
+    devices = np.repeat(np.arange(n_machines), per_machine)
+    init = X[rng.choice(len(X), k, replace=False)]
+    label = f"LocalKMeans, M={n_machines} x {per_machine}, d={d}, K={k}, T={T}, L={L}"
+    yield label, "LocalKMeans.fit (with per-iteration misclustering and objectives)", \
+        best_time(lambda: LocalKMeans(k, L, n_iter=T, init=init).fit(X, devices, y), repeat)
+
+    def loop_over_machines():
+        # the textbook form: a Python loop over machines, cdist + bincount on each, no tracking
+        local = np.repeat(init[None], n_machines, axis=0)
+        for t in range(1, T + 1):
+            sizes = np.zeros((n_machines, k))
+            for m in range(n_machines):
+                Xm = X[m * per_machine:(m + 1) * per_machine]
+                lab = cdist(Xm, local[m], "sqeuclidean").argmin(1)
+                sizes[m] = np.bincount(lab, minlength=k)
+                sums = np.zeros((k, d))
+                np.add.at(sums, lab, Xm)
+                filled = sizes[m] > 0
+                local[m, filled] = sums[filled] / sizes[m, filled, None]
+            if t % L == 0:
+                w = sizes / np.maximum(sizes.sum(0), 1)
+                local[:] = np.einsum("mk,mkd->kd", w, local)[None]
+    yield label, "Python loop over machines (cdist, np.add.at), no tracking", \
+        best_time(loop_over_machines, repeat)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = []
-    for case in (case_assign, case_assign_by_device, case_lloyd, case_kfed):
+    for case in (case_assign, case_assign_by_device, case_lloyd, case_kfed,
+                 case_local_kmeans):
         for benchmark, method, seconds in case(rng, args.repeat):
             print(f"{benchmark:60s} {method:60s} {seconds:8.3f} s", flush=True)
             rows.append({"benchmark": benchmark, "method": method, "seconds": seconds})

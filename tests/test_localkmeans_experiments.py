@@ -65,6 +65,10 @@ def test_trajectory_runs_table(tmp_path):
     fig = plot_trajectories(table, rows="snr", cols="init")
     assert order_local_steps(table.local_steps) == ["L=1", "L=3", "no aggregation"]
     assert len(fig.axes[0].get_lines()) == 3
+    assert fig.axes[0].get_title() == "snr = 4.0, perturbed (2 trials)"
+    # iterations are whole numbers: no tick between them
+    ticks = fig.axes[0].get_xticks()
+    assert len(ticks) > 1 and np.all(ticks == np.round(ticks))
     objective = normalized_objective(table, ["snr", "init"])
     last = objective[(objective.iteration == 6) & (objective.local_steps == "L=1")]
     np.testing.assert_allclose(last.value, 1.0)

@@ -8,10 +8,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ..io import atomic_path  # noqa: E402
 
-__all__ = ["new_figure", "save_figure", "plt"]
+__all__ = ["new_figure", "save_figure", "dataset_title", "integer_ticks", "plt"]
 
 _RC = {
     "figure.dpi": 110,
@@ -25,6 +26,28 @@ _RC = {
     "axes.spines.top": False,
     "axes.spines.right": False,
 }
+
+
+# How each data set key of the results tables is named on a figure; a key not listed is shown
+# as it is. The tables' ``data`` column and the captions carry the full description.
+_DATASET_TITLES = {
+    "mnist": "MNIST",
+    "femnist": "FEMNIST",
+    "shakespeare": "Shakespeare",
+    "postures": "Hand Postures (UCI subset)",
+    "mnist_cnn": "MNIST, CNN features",
+    "cifar10_cnn": "CIFAR-10 (JPEG), CNN features",
+}
+
+
+def dataset_title(key: str) -> str:
+    """The name a figure shows for the data set ``key`` of a results table."""
+    return _DATASET_TITLES.get(str(key), str(key))
+
+
+def integer_ticks(axis) -> None:
+    """Put ticks on whole numbers only (iterations, counts)."""
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: float = 2.7):

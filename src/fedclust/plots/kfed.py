@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import new_figure
+from ._style import dataset_title, new_figure
 
 __all__ = [
     "summarize_runs",
@@ -113,8 +113,9 @@ def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
     ax.set_ylim(-0.02, 1.02)
     ax.legend(frameon=False, loc="lower left")
     first = summary.iloc[0]
-    fig.suptitle(title or f"Separation of {first['dataset']} under its oracle clustering "
-                          f"(n={int(first['n_samples'])}, k'={int(first['device_clusters'])}, "
+    fig.suptitle(title or f"Separation of {dataset_title(first['dataset'])} under its oracle "
+                          f"clustering (n={int(first['n_samples'])}, "
+                          f"k'={int(first['device_clusters'])}, "
                           f"m0={int(first['devices_per_cluster'])})")
     return fig
 
@@ -155,7 +156,7 @@ def plot_structured_vs_iid(runs: pd.DataFrame):
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         # the ratio spans orders of magnitude and reaches 0 (structured = oracle)
         ax.set_yscale("symlog", linthresh=1e-3)
-        ax.set_title(f"{ds} (oracle k = {_oracle_k(sub, ds)})")
+        ax.set_title(f"{dataset_title(ds)} (oracle k = {_oracle_k(sub, ds)})")
         ax.set_ylabel(r"$(\phi(k') - \phi^*) / (\tilde\phi(k') - \phi^*)$")
         ax = axes[1, col]
         _mean_std_line(ax, sub, "device_clusters", "structured_cost_over_oracle",
@@ -199,7 +200,7 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
             axes[row, col].set_xticks(x, labels)
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
         axes[0, col].set_ylabel(r"k-means cost / $\phi^*$")
-        axes[0, col].set_title(ds)
+        axes[0, col].set_title(dataset_title(ds))
         axes[0, col].legend(frameon=False, fontsize=7)
         axes[1, col].set_yscale("log")
         axes[1, col].set_ylabel("floats sent (up + down)\nlabels: rounds")
@@ -238,7 +239,7 @@ def plot_new_devices(runs: pd.DataFrame):
                            clip=(0.0, 1.0))
             _mean_std_line(axes[1, col], part, "held_out", "held_out_cost_over_oracle",
                            label=method)
-        axes[0, col].set_title(f"{ds} (k={_oracle_k(sub, ds)})")
+        axes[0, col].set_title(f"{dataset_title(ds)} (k={_oracle_k(sub, ds)})")
         axes[0, col].set_ylabel("accuracy on late devices")
         axes[1, col].set_ylabel(r"cost on late devices / $\phi^*$ there")
         axes[1, col].set_xlabel("fraction of devices joining after the fit")

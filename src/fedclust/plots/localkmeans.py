@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import new_figure
+from ._style import dataset_title, integer_ticks, new_figure
 
 __all__ = ["order_local_steps", "normalized_objective", "plot_trajectories",
            "plot_final_sweeps"]
@@ -65,9 +65,11 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
                 runs[(runs[rows] == rv) & (runs[cols] == cv)]
             ax = axes[i, j]
             _panel_lines(ax, sub, metric, clip)
-            head = f"{cv}" if rows is None else f"{rows} = {rv}, {cv}"
+            name = dataset_title(cv) if cols == "dataset" else cv
+            head = f"{name}" if rows is None else f"{rows} = {rv}, {name}"
             trials = sub["trial"].nunique()
             ax.set_title(f"{head} ({trials} trials)", fontsize=8)
+            integer_ticks(ax.xaxis)
             if log:
                 ax.set_yscale("log")
             if i == len(row_values) - 1:

@@ -75,6 +75,22 @@ def test_remote_file_needs_a_checksum():
         RemoteFile(name="a", urls=(), mirror_path="a")
 
 
+def test_content_check_stands_in_for_a_missing_checksum(tmp_path):
+    def starts_with_magic(path, label):
+        if not path.read_bytes().startswith(b"MAGIC"):
+            raise ValueError(f"{label}: no magic")
+    mirror = tmp_path / "mirror"
+    (mirror / "set").mkdir(parents=True)
+    (mirror / "set" / "file.bin").write_bytes(b"MAGIC payload")
+    remote = RemoteFile(name="file.bin", urls=(), mirror_path="set/file.bin",
+                        check=starts_with_magic)
+    assert fetch(remote, tmp_path / "ok", mirror=mirror).read_bytes() == b"MAGIC payload"
+    (mirror / "set" / "file.bin").write_bytes(b"other bytes")
+    with pytest.raises(ValueError, match=r"file\.bin \(from mirror .*\): no magic"):
+        fetch(remote, tmp_path / "bad", mirror=mirror)
+    assert list((tmp_path / "bad").iterdir()) == []
+
+
 def write_idx(path, array: np.ndarray):
     codes = {np.dtype(np.uint8): 0x08}
     header = bytes([0, 0, codes[array.dtype], array.ndim])

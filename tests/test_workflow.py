@@ -51,6 +51,8 @@ def test_lint_is_clean(tmp_path):
 def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     result = run(["-n", "--cores", "2", *extra], copy_workflow(tmp_path))
     assert "fetch_mnist" in result.stdout and "reproduction" in result.stdout
+    # without a mirror, Postures comes from UCI's archive
+    assert "data/postures/raw/Postures.csv" in result.stdout
 
 
 def test_bad_config_stops_with_the_key_named(tmp_path):

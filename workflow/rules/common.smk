@@ -61,6 +61,24 @@ def cifar10_source():
     return "jpeg" if tar and os.path.isfile(tar) else "official"
 
 
+def postures_source():
+    """'subset' (the mirror's real subset) or 'uci' (UCI's archive, downloaded or mirrored);
+    'auto' is the subset when the mirror has it."""
+    source = config["datasets"]["postures"].get("source", "auto")
+    if source != "auto":
+        return source
+    mirror = config.get("data_mirror")
+    subset = os.path.join(os.path.abspath(mirror), "postures", POSTURES_SUBSET) \
+        if mirror else None
+    return "subset" if subset and os.path.isfile(subset) else "uci"
+
+
+def postures_raw_file():
+    if postures_source() == "subset":
+        return f"data/postures/raw/{POSTURES_SUBSET}"
+    return "data/postures/raw/Postures.csv"
+
+
 def cifar10_raw_files():
     if cifar10_source() == "jpeg":
         return ["data/cifar10/raw/cifar10-jpeg-imagefolder.tar"]
@@ -78,7 +96,7 @@ def dataset_inputs(wildcards):
         return ["data/shakespeare/raw/raw_data.txt"]
     if name == "postures":
         csv = config["datasets"]["postures"].get("csv")
-        return [os.path.abspath(csv)] if csv else [f"data/postures/raw/{POSTURES_SUBSET}"]
+        return [os.path.abspath(csv)] if csv else [postures_raw_file()]
     if femnist_source() == "tff":
         return expand("data/femnist/tff/{name}", name=TFF_EMNIST_H5)
     files = []

@@ -52,11 +52,13 @@ rule fetch_tff_emnist:
 
 
 rule fetch_postures:
-    """The mirror's verified Postures subset (UCI publishes no checksum to download against)."""
+    """UCI's Postures.csv (archive verified by content: UCI publishes no checksum) or the
+    mirror's verified subset (see datasets.postures.source)."""
     output:
-        f"data/postures/raw/{POSTURES_SUBSET}",
+        postures_raw_file(),
     params:
         mirror=config.get("data_mirror"),
+        source=postures_source(),
     log:
         "results/logs/data/fetch_postures.log",
     conda:

@@ -7,7 +7,7 @@ import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 from fedclust.data.cifar10 import fetch_cifar10_jpeg, fetch_cifar10_python
 from fedclust.data.femnist import fetch_tff_emnist
 from fedclust.data.mnist import fetch_mnist
-from fedclust.data.postures import fetch_postures_subset
+from fedclust.data.postures import fetch_postures_subset, fetch_postures_uci
 from fedclust.data.shakespeare import fetch_shakespeare
 from fedclust.io import log_to_file
 
@@ -15,7 +15,9 @@ FETCHERS = {
     "fetch_mnist": lambda root, mirror: fetch_mnist(root, mirror=mirror),
     "fetch_shakespeare": lambda root, mirror: fetch_shakespeare(root, mirror=mirror),
     "fetch_tff_emnist": lambda root, mirror: fetch_tff_emnist(root, mirror=mirror),
-    "fetch_postures": lambda root, mirror: fetch_postures_subset(root, mirror=mirror),
+    "fetch_postures": lambda root, mirror: (
+        fetch_postures_subset(root, mirror=mirror) if snakemake.params.source == "subset"
+        else fetch_postures_uci(root, mirror=mirror)),
     "fetch_cifar10": lambda root, mirror: (
         fetch_cifar10_jpeg(root, mirror=mirror) if snakemake.params.source == "jpeg"
         else fetch_cifar10_python(root, mirror=mirror)),

@@ -49,7 +49,11 @@ class RemoteFile:
     mirror_path : str
         Path of the same file relative to a mirror's root folder.
     md5, sha256 : str or None
-        Published checksums; at least one must be given.
+        Published checksums.
+    check : callable, optional
+        ``check(path, label)`` validates the file's content and raises ``ValueError`` naming
+        ``label`` when it is not the expected file. Only for files whose publisher gives no
+        checksum; a file needs a checksum or a check.
     """
 
     name: str
@@ -57,10 +61,18 @@ class RemoteFile:
     mirror_path: str
     md5: str | None = None
     sha256: str | None = None
+    check: Callable[[Path, str], None] | None = None
 
     def __post_init__(self):
-        if not (self.md5 or self.sha256):
-            raise ValueError(f"RemoteFile {self.name!r} needs an md5 or a sha256 checksum")
+        if not (self.md5 or self.sha256 or self.check):
+            raise ValueError(f"RemoteFile {self.name!r} needs an md5 or a sha256 checksum "
+                             f"(or, where none is published, a content check)")
+
+    def verify(self, path: Path, label: str) -> None:
+        """Raise unless ``path`` matches the checksums and passes the content check."""
+        verify_file(path, md5=self.md5, sha256=self.sha256, label=label)
+        if self.check is not None:
+            self.check(path, label)
 
 
 def _digests(path: Path) -> dict[str, str]:
@@ -115,11 +127,13 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
         The mirror lacks the file, or every URL failed (offline without a mirror).
     ChecksumError
         The bytes obtained do not match the published checksum.
+    ValueError
+        The file fails ``remote.check`` (files published without a checksum).
     """
     dest_dir = Path(dest_dir)
     dest = dest_dir / remote.name
     if dest.exists():
-        verify_file(dest, md5=remote.md5, sha256=remote.sha256, label=remote.name)
+        remote.verify(dest, remote.name)
         return dest
     dest_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=f".{remote.name}.", suffix=".part")
@@ -150,7 +164,7 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
                     f"`snakemake --config data_mirror=../shared/data`"
                 )
             label = remote.name
-        verify_file(tmp, md5=remote.md5, sha256=remote.sha256, label=label)
+        remote.verify(tmp, label)
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)

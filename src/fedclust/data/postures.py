@@ -6,10 +6,15 @@ Five hand postures of 12 users recorded with a Vicon system and unlabeled marker
 (78,095 rows, in https://archive.ics.uci.edu/static/public/405/motion+capture+hand+postures.zip)
 starts with a placeholder row of zeros, which :func:`load_postures` drops.
 
-Sources. UCI publishes no checksum for its archive, so this module does not download it: point
-:func:`load_postures` at a ``Postures.csv`` you obtained (its header and values are validated).
-The offline mirror holds a real subset (classes 1-3 of users 0-2, 11,022 rows) whose sha256 is
-recorded in :data:`POSTURES_SUBSET`; results computed on it are labelled as the subset.
+Sources. :func:`fetch_postures_uci` downloads UCI's archive (or copies it from a mirror,
+``<mirror>/postures/motion+capture+hand+postures.zip``) and extracts ``Postures.csv``. UCI
+publishes no checksum for that archive, so instead of a checksum its content is verified: it
+must hold exactly one ``Postures.csv`` (directly or in a nested zip) with the UCI layout, numeric
+values and posture classes 1-5; the sha256 of the file used is written into the prepared data's
+description, so results name the exact bytes they came from. Any ``Postures.csv`` obtained
+otherwise can be given by path. The offline mirror holds a real subset (classes 1-3 of users
+0-2, 11,022 rows) whose sha256 is recorded in :data:`POSTURES_SUBSET`; results computed on it
+are labelled as the subset.
 
 Features for clustering (:func:`postures_features`): ``Class`` and ``User`` are dropped; marker
 columns missing in more than ``max_missing`` of the rows are dropped; the remaining missing
@@ -19,18 +24,24 @@ marker recorded", not a fixed finger: a coarse but standard representation of th
 
 from __future__ import annotations
 
+import io
+import tempfile
+import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
 
+from ..io import atomic_path
 from .download import RemoteFile, fetch
 
-__all__ = ["POSTURES_SUBSET", "POSTURES_UCI_URL", "PosturesData", "fetch_postures_subset",
-           "load_postures", "postures_features"]
+__all__ = ["POSTURES_SUBSET", "POSTURES_UCI", "POSTURES_UCI_URL", "PosturesData",
+           "fetch_postures_subset", "fetch_postures_uci", "load_postures", "postures_features",
+           "postures_csv_from_archive"]
 
 POSTURES_UCI_URL = "https://archive.ics.uci.edu/static/public/405/motion+capture+hand+postures.zip"
+POSTURES_CLASSES = (1, 2, 3, 4, 5)  # fist, stop, point1, point2, grab
 
 # mirror-only: a third-party subset of the UCI file (classes 1-3, users 0-2), verified by sha256
 POSTURES_SUBSET = RemoteFile(
@@ -41,6 +52,7 @@ POSTURES_SUBSET = RemoteFile(
 )
 
 _MARKER_COLUMNS = [f"{axis}{i}" for i in range(12) for axis in "XYZ"]
+_CSV_NAME = "Postures.csv"
 _COLUMNS = ["Class", "User", *_MARKER_COLUMNS]
 
 
@@ -55,12 +67,89 @@ class PosturesData:
     path: str
 
 
+def _members_named(archive: zipfile.ZipFile, name: str, where: str) -> list[tuple[str, bytes]]:
+    """``(path, bytes)`` of every member called ``name`` in ``archive``, looking one level into
+    nested zip files (UCI's archives sometimes wrap the data set's own zip)."""
+    hits = []
+    for info in archive.infolist():
+        base = PurePosixPath(info.filename).name
+        if info.is_dir():
+            continue
+        if base == name:
+            hits.append((f"{where}:{info.filename}", archive.read(info)))
+        elif base.lower().endswith(".zip"):
+            try:
+                inner = zipfile.ZipFile(io.BytesIO(archive.read(info)))
+            except zipfile.BadZipFile:
+                continue
+            with inner:
+                hits += [(f"{where}:{info.filename}:{n.filename}", inner.read(n))
+                         for n in inner.infolist()
+                         if not n.is_dir() and PurePosixPath(n.filename).name == name]
+    return hits
+
+
+def postures_csv_from_archive(archive, label: str | None = None) -> bytes:
+    """The bytes of the one ``Postures.csv`` inside UCI's zip ``archive``.
+
+    Raises ``ValueError`` naming the archive (or ``label``) when it is not a zip file or does
+    not hold exactly one ``Postures.csv``.
+    """
+    label = label or str(archive)
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            hits = _members_named(zf, _CSV_NAME, Path(archive).name)
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"{label}: not a readable zip archive ({exc})") from exc
+    if len(hits) != 1:
+        found = ", ".join(h[0] for h in hits) or "none"
+        raise ValueError(f"{label}: expected exactly one {_CSV_NAME} in the UCI archive; "
+                         f"found {found}")
+    return hits[0][1]
+
+
+def _check_uci_archive(path: Path, label: str) -> None:
+    """Content check standing in for the checksum UCI does not publish (see module doc)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / _CSV_NAME
+        csv.write_bytes(postures_csv_from_archive(path, label))
+        try:
+            data = load_postures(csv)
+        except ValueError as exc:
+            raise ValueError(f"{label}: {exc}") from exc
+    unknown = sorted(set(np.unique(data.posture).tolist()) - set(POSTURES_CLASSES))
+    if unknown:
+        raise ValueError(f"{label}: {_CSV_NAME} holds posture classes {unknown} outside "
+                         f"{list(POSTURES_CLASSES)}; not the UCI Postures data")
+
+
+# UCI data set 405; no published checksum, so the content check above verifies it
+POSTURES_UCI = RemoteFile(
+    name="motion+capture+hand+postures.zip",
+    urls=(POSTURES_UCI_URL,),
+    mirror_path="postures/motion+capture+hand+postures.zip",
+    check=_check_uci_archive,
+)
+
+
+def fetch_postures_uci(root, *, mirror=None, progress: bool = True) -> Path:
+    """Fetch UCI's Postures archive (verified by content) and put its ``Postures.csv`` at
+    ``root / "Postures.csv"``; returns that path."""
+    root = Path(root)
+    archive = fetch(POSTURES_UCI, root, mirror=mirror, progress=progress)
+    dest = root / _CSV_NAME
+    with atomic_path(dest) as tmp:
+        tmp.write_bytes(postures_csv_from_archive(archive))
+    return dest
+
+
 def fetch_postures_subset(root, *, mirror) -> Path:
     """Copy the mirror's verified subset into ``root`` (there is no download URL for it)."""
     if mirror is None:
         raise ValueError(
             "the Postures subset exists only in the offline mirror: set data_mirror, or give "
-            "the path of the official Postures.csv (UCI data set 405) instead"
+            "the path of the official Postures.csv (UCI data set 405), or source: uci to "
+            "download it"
         )
     return fetch(POSTURES_SUBSET, root, mirror=mirror)
 

@@ -12,6 +12,7 @@ devices; FEMNIST's devices are its writers; Shakespeare's are its speaking roles
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,11 +117,14 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
     data = load_postures(csv_path)
     X, kept = postures_features(data, max_missing=max_missing, standardize=standardize)
     subset = "subset" in Path(csv_path).name
+    # UCI publishes no checksum: name the exact bytes the results come from
+    digest = hashlib.sha256(Path(csv_path).read_bytes()).hexdigest()
+    source = "real subset: classes 1-3, users 0-2" if subset else f"{Path(csv_path).name}"
     return PreparedData(
         name="postures", X=X, y=data.posture, devices=data.user,
-        description=f"UCI Hand Postures{' (real subset: classes 1-3, users 0-2)' if subset else ''}"
-                    f": {len(X)} rows, {len(kept)} marker coordinates (<= {max_missing:.0%} "
-                    f"missing, mean-imputed), {len(np.unique(data.posture))} postures",
+        description=f"UCI Hand Postures ({source}, sha256 {digest[:12]}): {len(X)} rows, "
+                    f"{len(kept)} marker coordinates (<= {max_missing:.0%} missing, "
+                    f"mean-imputed), {len(np.unique(data.posture))} postures",
         params={"csv": str(csv_path), "max_missing": max_missing, "standardize": standardize,
                 "columns": kept})
 

@@ -108,3 +108,29 @@ def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
                           cost_over_oracle=1 + f, clusters_per_device_5pct=1 + 3 * f)
                      for f in (0.0, 1.0)], ["dataset", "n_clusters", "mix_fraction", "run"])
     assert plot_heterogeneity(het).axes[1].get_lines()[0].get_ydata().tolist() == [1.0, 4.0]
+
+
+def test_fig3_tick_labels_do_not_overlap_with_many_settings():
+    from fedclust.plots.kfed import plot_kfed_vs_distributed_lloyd
+    ids = ["dataset", "n_clusters", "device_clusters", "run"]
+    settings = [(4, 2), (4, 3), (10, 2), (10, 3), (10, 5), (20, 2), (20, 3), (20, 5)]
+    # as on real data: costs within 0.1% of phi*, floats over four decades
+    fig3 = tidy_rows([dict(dataset=ds, n_clusters=k, device_clusters=kp, run=r,
+                           algorithm=al, cost_over_oracle=1.0002 + 0.0003 * r + 0.0001 * kp,
+                           rounds=1, floats_up=10.0 ** (4 + 4 * (al == "k-FED") + kp / 5),
+                           floats_down=20)
+                      for ds in ("femnist", "shakespeare") for k, kp in settings
+                      for al in ("k-FED", "distributed Lloyd") for r in range(2)],
+                     ids + ["algorithm"])
+    fig = plot_kfed_vs_distributed_lloyd(fig3)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
+        assert len(boxes) == len(settings)
+        # labels that merely touch read as one ("k=10k=10"): ask for a visible gap
+        gap = 0.1 * fig.dpi  # a tenth of an inch
+        gaps = [b.x0 - a.x1 for a, b in zip(boxes[:-1], boxes[1:], strict=True)]
+        assert min(gaps) >= gap, ax.get_title()
+    # a ratio near 1 is printed as such, not as an offset ("+1") and a small remainder
+    assert all(not ax.yaxis.get_major_formatter().get_offset() for ax in fig.axes)

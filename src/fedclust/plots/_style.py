@@ -25,6 +25,8 @@ _RC = {
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
+    # ratios near 1 (cost / phi*) read better as 1.0004 than as "+1" and 0.0004
+    "axes.formatter.useoffset": False,
 }
 
 

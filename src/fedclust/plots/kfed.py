@@ -172,9 +172,12 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
     """Figure 3: k-means cost (over the oracle's) and communication of k-FED and naive
     distributed k-means, per (k, k') setting."""
     datasets = _datasets(runs)
-    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=3.8, height=2.6)
-    algorithms = sorted(runs["algorithm"].unique())
     keys = ["n_clusters", "device_clusters"]
+    # room for each (k, k') tick label: wider panels when there are many settings
+    most = runs.groupby("dataset")[keys].apply(lambda f: len(f.drop_duplicates())).max()
+    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=max(3.8, 0.62 * most),
+                           height=2.6)
+    algorithms = sorted(runs["algorithm"].unique())
     for col, ds in enumerate(datasets):
         sub = runs[runs["dataset"] == ds]
         settings = sorted({(int(k), int(kp)) for k, kp in sub[keys].itertuples(index=False)})
@@ -197,7 +200,7 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
                                       va="bottom", fontsize=6)
         labels = [f"k={k}\nk'={kp}" for k, kp in settings]
         for row in (0, 1):
-            axes[row, col].set_xticks(x, labels)
+            axes[row, col].set_xticks(x, labels, fontsize=7)
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
         axes[0, col].set_ylabel(r"k-means cost / $\phi^*$")
         axes[0, col].set_title(dataset_title(ds))

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .._validation import check_random_state
 from ..algorithms import DistributedLloyd, KFed
 from ..federation import iid_partition, structured_partition
 from ..io import tidy
@@ -152,6 +153,18 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid,
                           "devices_per_group", "n_devices", "run", "seed", "algorithm"])
 
 
+def _structured_runs(oracle: Oracle, device_clusters: int, devices_per_group: int, runs: int,
+                     base_seed: int, desc: str, progress: bool):
+    """Yield ``(j, seed, rng, devices)`` per run: the run's seed, its generator and a structured
+    partition drawn from it. Run ``j`` gets the same partition in every experiment using this."""
+    for j in tqdm(range(runs), desc=desc, disable=not progress):
+        seed = run_seed(base_seed, oracle.n_clusters, j)
+        rng = np.random.default_rng(seed)
+        devices = structured_partition(oracle.labels, device_clusters, devices_per_group,
+                                       random_state=rng)
+        yield j, seed, rng, devices
+
+
 def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_group: int,
                         participations, runs: int, base_seed: int, dataset: str = "",
                         progress: bool = True) -> pd.DataFrame:
@@ -162,26 +175,22 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
     """
     k = oracle.n_clusters
     records = []
-    for j in tqdm(range(runs), desc=f"participation {dataset}", disable=not progress):
-        seed = run_seed(base_seed, k, j)
-        rng = np.random.default_rng(seed)
-        devices = structured_partition(oracle.labels, device_clusters, devices_per_group,
-                                       random_state=rng)
+    for j, seed, rng, devices in _structured_runs(oracle, device_clusters, devices_per_group,
+                                                  runs, base_seed, f"participation {dataset}",
+                                                  progress):
         for p in participations:
+            base = {"dataset": dataset, "n_clusters": k, "device_clusters": device_clusters,
+                    "participation": float(p), "run": j, "seed": seed}
             model = KFed(k, device_clusters, participation=float(p), random_state=rng)
             try:
                 model.fit(X, devices)
             except ValueError:
                 # too few devices left to send k local centers: k-FED cannot run
-                records.append({"dataset": dataset, "n_clusters": k,
-                                "device_clusters": device_clusters, "participation": float(p),
-                                "run": j, "seed": seed, "cost": np.nan,
-                                "cost_over_oracle": np.nan, "accuracy": np.nan,
-                                "floats_up": np.nan, "devices_participating": np.nan})
+                records.append({**base, "cost": np.nan, "cost_over_oracle": np.nan,
+                                "accuracy": np.nan, "floats_up": np.nan,
+                                "devices_participating": np.nan})
                 continue
-            records.append({"dataset": dataset, "n_clusters": k,
-                            "device_clusters": device_clusters, "participation": float(p),
-                            "run": j, "seed": seed, **_kfed_metrics(X, model, oracle),
+            records.append({**base, **_kfed_metrics(X, model, oracle),
                             "floats_up": model.communication_["floats_up"],
                             "devices_participating":
                                 model.communication_["devices_participating"]})
@@ -202,11 +211,9 @@ def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per
     """
     k = oracle.n_clusters
     records = []
-    for j in tqdm(range(runs), desc=f"new devices {dataset}", disable=not progress):
-        seed = run_seed(base_seed, k, j)
-        rng = np.random.default_rng(seed)
-        devices = structured_partition(oracle.labels, device_clusters, devices_per_group,
-                                       random_state=rng)
+    for j, seed, rng, devices in _structured_runs(oracle, device_clusters, devices_per_group,
+                                                  runs, base_seed, f"new devices {dataset}",
+                                                  progress):
         ids = np.unique(devices)
         refit = KFed(k, device_clusters, random_state=rng).fit(X, devices)
         for h in held_out_fractions:
@@ -241,8 +248,7 @@ def mix_partition(devices, fraction: float, random_state=None) -> np.ndarray:
     ``fraction=0`` keeps the natural partition, ``fraction=1`` deals every row at random: the
     device sizes stay those of the natural partition in expectation, the heterogeneity goes.
     """
-    rng = np.random.default_rng(random_state) if not isinstance(
-        random_state, np.random.Generator) else random_state
+    rng = check_random_state(random_state)
     devices = np.asarray(devices).copy()
     ids = np.unique(devices)
     moved = rng.random(len(devices)) < fraction

@@ -22,8 +22,8 @@ from pathlib import Path, PurePosixPath
 
 from tqdm.auto import tqdm
 
-__all__ = ["RemoteFile", "fetch", "verify_file", "extract_members", "ChecksumError",
-           "DataUnavailableError"]
+__all__ = ["RemoteFile", "fetch", "verify_file", "file_sha256", "extract_members",
+           "ChecksumError", "DataUnavailableError"]
 
 _CHUNK = 1 << 20
 
@@ -75,13 +75,19 @@ class RemoteFile:
             self.check(path, label)
 
 
-def _digests(path: Path) -> dict[str, str]:
-    md5, sha256 = hashlib.md5(), hashlib.sha256()
+def _digests(path, algorithms=("md5", "sha256")) -> dict[str, str]:
+    """Hex digests of the file at ``path``, read once in chunks, one per algorithm."""
+    hashes = {name: hashlib.new(name) for name in algorithms}
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            md5.update(chunk)
-            sha256.update(chunk)
-    return {"md5": md5.hexdigest(), "sha256": sha256.hexdigest()}
+            for h in hashes.values():
+                h.update(chunk)
+    return {name: h.hexdigest() for name, h in hashes.items()}
+
+
+def file_sha256(path) -> str:
+    """The sha256 hex digest of the file at ``path`` (read in chunks)."""
+    return _digests(path, ("sha256",))["sha256"]
 
 
 def verify_file(path, *, md5: str | None = None, sha256: str | None = None,

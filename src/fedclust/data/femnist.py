@@ -39,7 +39,7 @@ import numpy as np
 
 from .._validation import check_int
 from .cache import read_h5, write_h5
-from .download import RemoteFile, extract_members, fetch
+from .download import RemoteFile, extract_members, fetch, file_sha256
 
 __all__ = [
     "FederatedImages",
@@ -61,7 +61,6 @@ N_CLASSES = 62   # 10 digits + 26 upper case + 26 lower case letters
 PIXEL_CONVENTION = "float in [0, 1] as stored by LEAF/TFF: background 1.0, ink 0.0"
 _CACHE_FORMAT = "fedclust.femnist/1"
 _SPLITS = {"train": ("train",), "test": ("test",), "all": ("train", "test")}
-_CHUNK = 1 << 20
 
 # TFF's HDF5 release. URLs and sha256 as TFF's own loader passes them to
 # tf.keras.utils.get_file(..., file_hash=sha256, hash_algorithm="sha256"):
@@ -464,14 +463,6 @@ def fetch_tff_emnist(root, *, mirror=None, digits_only: bool = False,
 # HDF5 cache of the processed arrays
 
 
-def _sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def cache_femnist(data: FederatedImages, path, *, attrs: dict | None = None) -> Path:
     """Write ``data`` to the HDF5 cache ``path`` atomically, with its sources' sha256.
 
@@ -484,7 +475,7 @@ def cache_femnist(data: FederatedImages, path, *, attrs: dict | None = None) -> 
     if missing:
         raise FileNotFoundError(f"cannot checksum the source file(s) {missing[:3]} of the data "
                                 f"to cache in {path}")
-    hashes = [_sha256(f) for f in data.files]
+    hashes = [file_sha256(f) for f in data.files]
     summary = hashlib.sha256("".join(f"{h}  {f}\n" for f, h in zip(data.files, hashes,
                                                                    strict=True)).encode())
     arrays = {"X": data.X, "y": data.y, "writers": data.writers, "writer_ids": data.writer_ids,

@@ -12,7 +12,6 @@ devices; FEMNIST's devices are its writers; Shakespeare's are its speaking roles
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.cache import read_h5, write_h5
+from ..data.download import file_sha256
 from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
 from ..data.mnist import load_mnist
 from ..data.postures import load_postures, postures_features
@@ -118,7 +118,7 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
     X, kept = postures_features(data, max_missing=max_missing, standardize=standardize)
     subset = "subset" in Path(csv_path).name
     # UCI publishes no checksum: name the exact bytes the results come from
-    digest = hashlib.sha256(Path(csv_path).read_bytes()).hexdigest()
+    digest = file_sha256(csv_path)
     source = "real subset: classes 1-3, users 0-2" if subset else f"{Path(csv_path).name}"
     return PreparedData(
         name="postures", X=X, y=data.posture, devices=data.user,

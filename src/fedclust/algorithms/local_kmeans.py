@@ -136,17 +136,19 @@ class LocalKMeans(FederatedClusteringMixin):
             history["misclustering"] = np.empty(T + 1)
             history["machine_misclustering"] = np.empty((T + 1, Z))
 
-        def record(t, labels, sq, virtual_centers):
+        def record(t, labels, sq, virtual_centers=None):
+            # virtual_centers=None: the machines hold the global centers (t = 0 or just
+            # synchronized), so the global model's objective is the machines' own
             history["objective"][t] = sq.sum()
-            history["global_objective"][t] = assign(federation.X, virtual_centers,
-                                                    x_sq=x_sq)[1].sum()
+            history["global_objective"][t] = history["objective"][t] if virtual_centers is None \
+                else assign(federation.X, virtual_centers, x_sq=x_sq)[1].sum()
             if truth is not None:
                 history["misclustering"][t] = misclustering_rate(truth, labels)
                 history["machine_misclustering"][t] = misclustering_by_group(
                     truth, labels, machine_of_row, Z)
 
         labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-        record(0, labels, sq, global_centers)
+        record(0, labels, sq)
         sizes = None
         for t in range(1, T + 1):
             # one local Lloyd step on every machine, from its current centers
@@ -160,9 +162,8 @@ class LocalKMeans(FederatedClusteringMixin):
                 comm.add_round(up_floats=Z * (k * d + k), down_floats=Z * k * d, up_messages=Z,
                                down_messages=Z)
             labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-            virtual = global_centers if history["aggregated"][t] else \
-                self._aggregate(machine_centers, sizes, global_centers)
-            record(t, labels, sq, virtual)
+            record(t, labels, sq, None if history["aggregated"][t] else
+                   self._aggregate(machine_centers, sizes, global_centers))
 
         self.machine_centers_ = machine_centers.copy()
         if not history["aggregated"][T]:

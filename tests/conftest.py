@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from fedclust.data import MNIST_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,3 +44,38 @@ def make_blobs(rng, n_clusters=4, n_features=5, per_cluster=30, spread=50.0):
     labels = np.repeat(np.arange(n_clusters), per_cluster)
     X = centers[labels] + rng.standard_normal((len(labels), n_features))
     return X, labels, centers
+
+
+def assert_same_rows(alone, more, **where):
+    """The rows of setting ``where`` are identical whether other settings ran or not."""
+    import pandas as pd
+
+    def pick(table):
+        sel = table
+        for key, value in where.items():
+            sel = sel[sel[key] == value]
+        return sel.reset_index(drop=True)
+
+    picked = pick(alone)
+    assert len(picked) > 0
+    pd.testing.assert_frame_equal(picked, pick(more)[picked.columns])
+
+
+def write_idx(path, array: np.ndarray):
+    codes = {np.dtype(np.uint8): 0x08}
+    header = bytes([0, 0, codes[array.dtype], array.ndim])
+    header += b"".join(int(n).to_bytes(4, "big") for n in array.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + array.tobytes())
+
+
+def fake_mnist(root, rng, n_train=12, n_test=5):
+    root.mkdir(parents=True, exist_ok=True)
+    data = {}
+    for part, n in (("train", n_train), ("test", n_test)):
+        images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+        write_idx(root / MNIST_FILES[f"{part}_images"].name, images)
+        write_idx(root / MNIST_FILES[f"{part}_labels"].name, labels)
+        data[part] = (images, labels)
+    return data

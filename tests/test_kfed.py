@@ -5,6 +5,7 @@ from sklearn.base import clone
 from fedclust import KFed, structured_partition
 from fedclust.algorithms.kfed import farthest_point_seeding
 from fedclust.data import make_separated_mixture
+from fedclust.exceptions import InfeasibleSettingError
 from fedclust.metrics import clustering_accuracy
 
 
@@ -37,7 +38,8 @@ def test_communication_is_one_round_with_exact_counts():
     assert comm["floats_down"] == Z * 9 * d
     assert comm["messages_up"] == comm["messages_down"] == Z
     sized = KFed(9, 3, server_weighting="size", random_state=1).fit(mix.X, devices)
-    assert sized.communication_["floats_up"] == Z * 3 * (d + 1)
+    assert sized.communication_["floats_up"] == Z * 3 * d
+    assert sized.communication_["ints_up"] == Z * 3  # one size per local center
 
 
 def test_labels_are_induced_by_local_clusters():
@@ -67,7 +69,7 @@ def test_farthest_point_seeding_by_hand():
     points = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 0.0], [0.0, 5.0], [9.0, 1.0]])
     chosen = farthest_point_seeding(points, np.array([0]), 3)
     assert chosen.tolist() == [0, 2, 3]
-    with pytest.raises(ValueError, match="only 2 distinct local centers"):
+    with pytest.raises(InfeasibleSettingError, match="only 2 distinct local centers"):
         farthest_point_seeding(np.array([[0.0], [0.0], [1.0]]), np.array([0]), 3)
 
 
@@ -109,7 +111,7 @@ def test_partial_participation():
     mix, devices = mixture(5, k=9, m0=6)
     Z = len(np.unique(devices))
     km = KFed(9, 3, participation=0.5, random_state=5).fit(mix.X, devices)
-    n_part = round(0.5 * Z)
+    n_part = int(np.floor(0.5 * Z))
     assert km.communication_["messages_up"] == n_part == len(km.participating_devices_)
     assert km.communication_["floats_up"] == n_part * 3 * mix.X.shape[1]
     # devices that failed still get the right clusters afterwards (Theorem 3.2 route)
@@ -137,10 +139,29 @@ def test_errors_name_the_argument():
         KFed(3, 2, participation=1.5).fit(X, devices)
     with pytest.raises(ValueError, match="server_weighting must be one of"):
         KFed(3, 2, server_weighting="mean").fit(X, devices)
-    with pytest.raises(ValueError, match="fewer than n_clusters=8"):
-        KFed(8, 2, random_state=0).fit(np.random.default_rng(0).normal(size=(10, 2)), devices)
     with pytest.raises(ValueError, match="one device id per row of X"):
         KFed(3, 2).fit(X, devices[:5])
+
+
+def test_infeasible_settings_say_what_limits_the_local_centers():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    two_devices = np.arange(40) % 2
+    # more clusters than samples: neither device_clusters nor participation would help
+    with pytest.raises(ValueError, match=r"n_clusters=8 exceeds the number of samples \(5\)"):
+        KFed(8, 2).fit(X[:5], two_devices[:5])
+    with pytest.raises(InfeasibleSettingError,
+                       match=r"2 devices can send at most 2 x k'=2 = 4 local centers: raise "
+                             r"device_clusters to at least 4"):
+        KFed(8, 2, random_state=0).fit(X, two_devices)
+    with pytest.raises(InfeasibleSettingError,
+                       match=r"only 1 of the 4 devices participate \(participation=0.25\)"):
+        KFed(4, 2, participation=0.25, random_state=0).fit(X, np.arange(40) % 4)
+    small_devices = np.array([0, 1, 2, 2, 2, 2])  # sizes 1, 1, 4: at most 1 + 1 + 2 centers
+    with pytest.raises(InfeasibleSettingError, match="devices hold too few points for k'=2"):
+        KFed(5, 2, random_state=0).fit(X[:6], small_devices)
+    with pytest.raises(InfeasibleSettingError, match="only 1 distinct local centers"):
+        KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), np.arange(6))
 
 
 def test_is_a_scikit_learn_estimator():

@@ -3,7 +3,8 @@ import pytest
 
 from fedclust import Federation, LocalKMeans, iid_partition
 from fedclust.lloyd import lloyd
-from fedclust.metrics import misclustering_by_group, misclustering_rate
+from fedclust.metrics import kmeans_cost, misclustering_by_group, misclustering_rate
+from fedclust.rounds import History
 
 
 def mixture(seed=0, K=4, d=10, n=1200, spread=3.0):
@@ -36,30 +37,31 @@ def test_local_steps_between_aggregations_and_communication():
     X, y, centers = mixture(1)
     M, K, d, T, L = 10, 4, X.shape[1], 12, 4
     machines = iid_partition(len(X), M, random_state=1)
-    model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, machines, y_true=y)
+    model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, machines)
     h = model.history_
     assert h["aggregated"].tolist() == [t > 0 and t % L == 0 for t in range(T + 1)]
     comm = model.communication_
     assert comm["rounds"] == 1 + T // L
     assert comm["floats_down"] == M * K * d * (1 + T // L)
-    assert comm["floats_up"] == (T // L) * M * (K * d + K)
+    assert comm["floats_up"] == (T // L) * M * K * d
+    assert comm["ints_up"] == (T // L) * M * K  # local cluster sizes
     # T is a multiple of L: the run ends on an aggregation, every machine holds the aggregate
     for z in range(M):
         np.testing.assert_array_equal(model.machine_centers_[z], model.cluster_centers_)
     uneven = LocalKMeans(K, L, n_iter=T + 1, init=centers.copy()).fit(X, machines)
     assert not np.allclose(uneven.machine_centers_[0], uneven.machine_centers_[1])
-    assert uneven.communication_["floats_up"] == (T // L + 1) * M * (K * d + K)
+    assert uneven.communication_["floats_up"] == (T // L + 1) * M * K * d
 
 
 def test_no_aggregation_never_synchronizes():
     X, y, centers = mixture(2)
     M, K, d = 8, 4, X.shape[1]
     machines = iid_partition(len(X), M, random_state=2)
-    model = LocalKMeans(K, None, n_iter=10, init=centers + 0.3).fit(X, machines, y_true=y)
+    model = LocalKMeans(K, None, n_iter=10, init=centers + 0.3).fit(X, machines)
     assert not model.history_["aggregated"].any()
     comm = model.communication_
     assert comm["rounds"] == 1  # the initial broadcast only
-    assert comm["floats_up"] == M * (K * d + K)  # the one final upload of the reported centers
+    assert comm["floats_up"] == M * K * d  # the one final upload of the reported centers
     # every machine ran plain Lloyd on its own rows
     fed = Federation.from_devices(X, machines)
     for z in range(M):
@@ -67,18 +69,33 @@ def test_no_aggregation_never_synchronizes():
         np.testing.assert_allclose(model.machine_centers_[z], alone.centers, atol=1e-10)
 
 
-def test_history_tracks_misclustering_globally_and_per_machine():
+def test_callback_sees_every_iteration_and_evaluation_stays_outside_the_fit():
     X, y, centers = mixture(3, spread=4.0)
     machines = iid_partition(len(X), 6, random_state=3)
-    model = LocalKMeans(4, 2, n_iter=6, init=centers + 0.8).fit(X, machines, y_true=y)
-    h = model.history_
-    assert h["misclustering"].shape == (7,) and h["machine_misclustering"].shape == (7, 6)
-    assert h["misclustering"][-1] == pytest.approx(misclustering_rate(y, model.labels_))
-    fed = Federation.from_devices(X, machines)
-    per = misclustering_by_group(y[fed.order], model.labels_[fed.order], fed.device_of_row)
-    np.testing.assert_allclose(h["machine_misclustering"][-1], per)
-    assert h["objective"][-1] <= h["objective"][0]
-    assert h["misclustering"][-1] < 0.05
+    history = History({"misclustering": lambda s: misclustering_rate(y, s.labels),
+                       "per_machine": lambda s: np.nanmean(
+                           misclustering_by_group(y, s.labels, machines, 6))},
+                      keep_labels=True)
+    model = LocalKMeans(4, 2, n_iter=6, init=centers + 0.8).fit(X, machines, callback=history)
+    frame = history.to_frame()
+    assert frame["round"].tolist() == list(range(7))
+    assert frame["aggregated"].tolist() == model.history_["aggregated"].tolist()
+    np.testing.assert_allclose(frame["objective"], model.history_["objective"])
+    # the last round's labels are the machines' own final labels
+    assert np.array_equal(history.labels[-1], model.machine_labels_)
+    assert frame["misclustering"].iloc[-1] == pytest.approx(
+        misclustering_rate(y, model.machine_labels_))
+    assert frame["objective"].iloc[-1] <= frame["objective"].iloc[0]
+    assert frame["misclustering"].iloc[-1] < 0.05
+    assert "y_true" not in LocalKMeans.fit.__code__.co_varnames
+
+
+def test_labels_are_the_nearest_reported_centers_also_between_aggregations():
+    X, _, centers = mixture(7, spread=2.0)
+    machines = iid_partition(len(X), 6, random_state=7)
+    model = LocalKMeans(4, 3, n_iter=5, init=centers + 0.6).fit(X, machines)
+    assert np.array_equal(model.labels_, model.predict(X))
+    assert model.inertia_ == pytest.approx(kmeans_cost(X, model.cluster_centers_))
 
 
 def test_kmeans_plusplus_init_is_seeded_and_counted():
@@ -98,8 +115,6 @@ def test_errors_name_the_argument():
         LocalKMeans(4, 0).fit(X, machines)
     with pytest.raises(ValueError, match=r"init array must have shape \(4, 10\)"):
         LocalKMeans(4, 1, init=np.zeros((3, 10))).fit(X, machines)
-    with pytest.raises(ValueError, match=r"y_true must have shape \(100,\)"):
-        LocalKMeans(4, 1).fit(X, machines, y_true=y[:50])
 
 
 def test_misclustering_by_group_uses_each_groups_best_matching():
@@ -110,7 +125,6 @@ def test_misclustering_by_group_uses_each_groups_best_matching():
 
 
 def test_global_objective_is_the_cost_of_the_aggregated_centers():
-    from fedclust.metrics import kmeans_cost
     X, y, centers = mixture(6)
     machines = iid_partition(len(X), 6, random_state=6)
     model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, machines)

@@ -4,6 +4,7 @@ import hashlib
 import io
 import zipfile
 
+import numpy as np
 import pytest
 
 from fedclust.data.download import DataUnavailableError
@@ -12,6 +13,7 @@ from fedclust.data.postures import (
     fetch_postures_uci,
     load_postures,
     postures_csv_from_archive,
+    postures_features,
 )
 from fedclust.experiments.datasets import prepare_postures
 
@@ -101,3 +103,30 @@ def test_missing_from_the_mirror_names_the_path(tmp_path):
 def test_the_official_url_is_the_uci_archive():
     assert POSTURES_UCI.urls == (
         "https://archive.ics.uci.edu/static/public/405/motion+capture+hand+postures.zip",)
+
+
+def test_postures_loader(tmp_path):
+    header = "Class,User," + ",".join(f"{a}{i}" for i in range(12) for a in "XYZ")
+    zeros = ",".join(["0"] * 38)
+    rows = ["1,0," + ",".join(["1.0"] * 9 + ["?"] * 27),
+            "2,1," + ",".join(["3.0"] * 12 + ["?"] * 24)]
+    (tmp_path / "p.csv").write_text("\n".join([header, zeros, *rows]) + "\n")
+    data = load_postures(tmp_path / "p.csv")
+    assert data.posture.tolist() == [1, 2] and data.user.tolist() == [0, 1]  # zeros row dropped
+    X, kept = postures_features(data, max_missing=0.5)
+    assert kept == [f"{a}{i}" for i in range(4) for a in "XYZ"] and X.shape == (2, 12)
+    assert X[0, -1] == 3.0  # X3..Z3 missing in row 0: imputed with the column mean
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="bad.csv: header is not the UCI Postures layout"):
+        load_postures(tmp_path / "bad.csv")
+    (tmp_path / "txt.csv").write_text("\n".join([header, rows[0].replace("1.0", "x", 1)]))
+    with pytest.raises(ValueError, match="txt.csv: column X0 holds non-numeric value 'x'"):
+        load_postures(tmp_path / "txt.csv")
+
+
+def test_postures_subset_of_the_mirror(mirror):
+    data = load_postures(mirror / "postures" / "Postures.subset_classes1-3_users0-2.csv")
+    assert len(data.posture) == 11022
+    assert np.bincount(data.posture).tolist() == [0, 4377, 3105, 3540]
+    X, kept = postures_features(data)
+    assert X.shape == (11022, 15) and not np.isnan(X).any()

@@ -4,11 +4,15 @@ import pandas as pd
 import pytest
 
 from fedclust.reproduction import (
+    CLAIM_COLUMNS,
     Claim,
     claims_table,
     fig2_claims,
     fig3_claims,
+    gather_claims,
+    kfed_claims,
     load_targets,
+    localkmeans_claims,
     separation_claims,
     table1_claims,
     write_reproduction,
@@ -70,11 +74,17 @@ def test_separation_claims_report_the_chosen_k():
 
 def test_write_reproduction_report(tmp_path):
     claims = [Claim("k-FED", "Table 1, d=100", "accuracy", reproduced=1.0, paper_value=1.0,
-                    tolerance=0.02, provenance="printed in Table 1")]
+                    tolerance=0.02, provenance="printed in Table 1"),
+              Claim("k-FED", "Fig 3", "ratio", reproduced=1.05, paper_value=1.0, tolerance=0.1,
+                    comparison="at_most", note="rounds 1 | 40")]
     write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md", profile="quick")
     text = (tmp_path / "r.md").read_text()
-    assert "1 pass, 0 fail" in text and "printed in Table 1" in text and "**pass**" in text
-    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["pass"]
+    assert "2 pass, 0 fail" in text and "printed in Table 1" in text and "**pass**" in text
+    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["pass", "pass"]
+    # every row of the Markdown table has as many cells as the header
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    cells = {len(line.replace("\\|", "").split("|")) for line in rows}
+    assert len(rows) == 3 and len(cells) == 1, rows
 
 
 def test_targets_file_loads_and_names_missing_keys(tmp_path):
@@ -123,3 +133,30 @@ def test_fig3_claim_compares_mean_costs():
     assert claim.reproduced == pytest.approx(1.05)
     assert claim.status == "pass" and claim.margin == pytest.approx(0.05)
     assert "rounds: k-FED 1, naive 40.0" in claim.note
+
+
+def test_paper_claims_read_the_tables_by_name():
+    runs = runs_table({(100, 16): [1.0, 1.0]})
+    claims = kfed_claims({"table1": runs}, TARGETS)
+    assert [c.item for c in claims] == ["Table 1, d=100, k=16"]
+    assert localkmeans_claims({}, {}) == []
+    empty = gather_claims([claims_table([])])
+    assert list(empty.columns) == list(CLAIM_COLUMNS) and empty.empty
+
+
+def test_localkmeans_claims():
+    rows = []
+    for ds, finals in {"a": {"L=1": 0.10, "L=3": 0.11, "no aggregation": 0.20},
+                       "b": {"L=1": 0.10, "L=3": 0.15, "no aggregation": 0.12}}.items():
+        for label, value in finals.items():
+            rows.append({"dataset": ds, "local_steps": label, "trial": 0, "iteration": 5,
+                         "n_iter": 5, "metric": "misclustering", "value": value})
+    targets = {"localkmeans": {
+        "no_aggregation_worst": {"comparison": "at_least", "value": 0, "tolerance": 0},
+        "few_aggregations_close": {"comparison": "at_most", "value": 0, "tolerance": 0.02}}}
+    claims = localkmeans_claims({"real": pd.DataFrame(rows)}, targets)
+    assert [c.status for c in claims] == ["pass", "pass", "fail", "fail"]
+    assert claims[0].reproduced == pytest.approx(0.09)
+    # a: no aggregation worst, L=3 within 2 points; b: neither holds
+    assert [c.item for c in claims] == ["Figs 2-3, a"] * 2 + ["Figs 2-3, b"] * 2
+    assert claims[3].reproduced == pytest.approx(0.05)

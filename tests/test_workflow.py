@@ -1,4 +1,5 @@
-"""The pipeline itself: lint, dry runs of both profiles, and the quick profile for real."""
+"""The pipeline itself: lint, dry runs, what a user sees when something is wrong, and the quick
+profile for real."""
 
 import hashlib
 import os
@@ -15,7 +16,7 @@ from fedclust.data import MNIST_FILES
 from .conftest import REPO
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "config", "workflow", "src", "environment.yml")
+WORKFLOW_FILES = ("config", "workflow", "src", "environment.yml")
 
 
 def copy_workflow(dest):
@@ -34,11 +35,15 @@ def md5(path):
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
-def run(args, cwd, timeout=1800):
+def run(args, cwd, timeout=1800, *, ok=True, umask=None):
     env = dict(os.environ, PYTHONHASHSEED="0")
     result = subprocess.run(SNAKEMAKE + args, cwd=cwd, capture_output=True, text=True,
-                            timeout=timeout, env=env)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+                            timeout=timeout, env=env,
+                            preexec_fn=None if umask is None else (lambda: os.umask(umask)))
+    if ok:
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    else:
+        assert result.returncode != 0, result.stdout[-4000:] + result.stderr[-4000:]
     return result
 
 
@@ -53,14 +58,38 @@ def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     assert "fetch_mnist" in result.stdout and "reproduction" in result.stdout
     # without a mirror, Postures comes from UCI's archive
     assert "data/postures/raw/Postures.csv" in result.stdout
+    # plain `snakemake` applies the local profile by itself
+    assert "workflow specific profile workflow/profiles/default" in result.stderr
 
 
-def test_bad_config_stops_with_the_key_named(tmp_path):
+def test_bad_config_stops_with_the_key_named_in_a_few_lines(tmp_path):
     work = copy_workflow(tmp_path)
-    result = subprocess.run(SNAKEMAKE + ["-n", "--config", "seed=-3"], cwd=work,
-                            capture_output=True, text=True)
-    assert result.returncode != 0
-    assert "seed" in result.stdout + result.stderr
+    result = run(["-n", "--config", "seed=-3"], work, ok=False)
+    assert "config key 'seed': -3 is less than the minimum of 0" in result.stdout
+    result = run(["-n", "--config", "kfedd={}"], work, ok=False)
+    output = result.stdout + result.stderr
+    assert "unknown config key 'kfedd' (did you mean 'kfed'?)" in output
+    assert "allowed keys under '(top level)'" in output
+    assert "$defs" not in output and len(output.splitlines()) < 12
+
+
+def test_a_missing_mirror_is_reported_before_any_job(tmp_path):
+    work = copy_workflow(tmp_path)
+    result = run(["-n", "--config", "data_mirror=/no/such/mirror"], work, ok=False)
+    assert "data_mirror=/no/such/mirror: no such folder" in result.stdout
+    assert "Job stats" not in result.stdout
+
+
+def test_a_failed_jobs_cause_reaches_the_terminal(tmp_path):
+    """No mirror and no network: the download's own message, not "message: None"."""
+    work = copy_workflow(tmp_path)
+    result = run(["--cores", "1", "data/postures/raw/Postures.csv"], work, ok=False,
+                 timeout=600)
+    assert "Error in rule fetch_postures: DataUnavailableError: could not download" in \
+        result.stderr
+    assert "point data_mirror at a folder holding postures/" in result.stderr
+    assert "(full log: results/logs/data/fetch_postures.log)" in result.stderr
+    assert not (work / "data" / "postures" / "raw" / "Postures.csv").exists()
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +103,9 @@ def quick_run(tmp_path_factory):
         pytest.skip("offline data mirror not found")
     work = copy_workflow(tmp_path_factory.mktemp("quick"))
     before = {p.relative_to(work) for p in work.rglob("*")}
+    # a group-shared umask, as on a lab's cluster: every output must be group-readable
     run(["--cores", "2", "--configfile", "config/ci.yaml", "--config",
-         f"data_mirror={mirror}"], work)
+         f"data_mirror={mirror}"], work, umask=0o002)
     created = {p.relative_to(work) for p in work.rglob("*")} - before
     return work, created
 
@@ -86,9 +116,21 @@ def quick_config():
 
 @pytest.mark.reproduction
 def test_quick_profile_writes_only_data_results_and_figures(quick_run):
-    _, created = quick_run
+    work, created = quick_run
     # outputs only under data/, results/ and figures/ (and snakemake's own bookkeeping)
     assert {p.parts[0] for p in created} <= {"data", "results", "figures", ".snakemake"}
+    # with the user's umask (002: group-writable), not owner-only temporary-file modes
+    for path in ("results/reproduction.csv", "results/kfed/fig2.csv",
+                 "figures/kfed_fig2_structured_vs_iid.png", "data/mnist/features.h5",
+                 "data/mnist/raw/train-labels-idx1-ubyte.gz", "results/kfed/table1.md"):
+        assert (work / path).stat().st_mode & 0o777 == 0o664, path
+    # no hidden temporary file is left anywhere
+    assert not [p for p in created if p.name.startswith(".") and p.parts[0] != ".snakemake"]
+    # every job applied its threads and logged plain lines (no progress-bar redraws)
+    log = (work / "results" / "logs" / "kfed" / "oracle" / "mnist_k2.log").read_text()
+    assert "rule kfed_oracle: 2 thread(s)" in log
+    train = (work / "results" / "logs" / "data" / "train_cifar10_cnn.log").read_text()
+    assert "\r" not in train and len(train) < 5000
 
 
 @pytest.mark.reproduction

@@ -1,18 +1,35 @@
 """fedclust: federated and distributed k-means, reproducibly.
 
-Every algorithm is a scikit-learn-style estimator fitted with ``fit(X, devices)``.
+Every algorithm is a scikit-learn-style estimator fitted with
+``fit(X, devices, sample_weight=None)``. Names are imported on first use, so that light
+modules (the pipeline registry the Snakefile reads) load without the numerical stack.
 """
 
-from .algorithms import Communication, DistributedLloyd, KFed, LocalKMeans
-from .federation import Federation, iid_partition, structured_partition
+from importlib import import_module
 
-__all__ = [
-    "Communication",
-    "DistributedLloyd",
-    "Federation",
-    "KFed",
-    "LocalKMeans",
-    "iid_partition",
-    "structured_partition",
-]
+_EXPORTS = {
+    "Communication": "fedclust.communication",
+    "DistributedLloyd": "fedclust.algorithms",
+    "Federation": "fedclust.federation",
+    "InfeasibleSettingError": "fedclust.exceptions",
+    "KFed": "fedclust.algorithms",
+    "LocalKMeans": "fedclust.algorithms",
+    "Topology": "fedclust.topology",
+    "iid_partition": "fedclust.federation",
+    "structured_partition": "fedclust.federation",
+}
+
+__all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fedclust' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

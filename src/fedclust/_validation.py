@@ -13,6 +13,9 @@ import numpy as np
 __all__ = [
     "check_data",
     "check_devices",
+    "check_sample_weight",
+    "check_n_clusters",
+    "fit_rng",
     "check_int",
     "check_fraction",
     "check_real",
@@ -59,6 +62,44 @@ def check_devices(devices, n_samples: int, *, name: str = "devices") -> np.ndarr
     return devices.astype(np.int64, copy=False)
 
 
+def check_sample_weight(sample_weight, n_samples: int, *, allow_negative: bool = False,
+                        dtype=np.float64, name: str = "sample_weight") -> np.ndarray | None:
+    """Per-row weights as a 1-D float array of length ``n_samples`` (None stays None).
+
+    Weights must be finite; negative weights are refused unless ``allow_negative`` (the
+    weighted solver of a coreset accepts them, see :mod:`fedclust.lloyd`). At least one weight
+    must be positive.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"{name} must be a 1-D array with one weight per row of X "
+                         f"({n_samples}); got shape {w.shape}")
+    if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be real numbers; got dtype {w.dtype}")
+    w = np.ascontiguousarray(w, dtype=dtype)
+    if not np.isfinite(w).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if not allow_negative and (w < 0).any():
+        raise ValueError(f"{name} must be non-negative; {int((w < 0).sum())} weights are "
+                         f"negative (min {w.min():g})")
+    if not (w > 0).any():
+        raise ValueError(f"{name} has no positive weight")
+    return w
+
+
+def check_n_clusters(n_clusters, n_samples: int, *, name: str = "n_clusters") -> int:
+    """``n_clusters`` as an int in ``[1, n_samples]``, the error naming both numbers."""
+    n_clusters = check_int(n_clusters, name, low=1)
+    if n_clusters > n_samples:
+        raise ValueError(f"{name}={n_clusters} exceeds the number of samples ({n_samples}): "
+                         f"every cluster needs at least one point")
+    return n_clusters
+
+
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int in ``[low, high]``, or raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -97,6 +138,20 @@ def check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
     return value
+
+
+def fit_rng(random_state) -> np.random.Generator:
+    """The generator one ``fit`` draws from, leaving the caller's generator untouched.
+
+    An int, a ``SeedSequence`` or None seeds a new generator; a ``Generator`` is copied (same
+    state), so fitting twice with the same generator gives the same result, as with an int,
+    and the caller's stream does not advance.
+    """
+    if isinstance(random_state, np.random.Generator):
+        bit_generator = type(random_state.bit_generator)()
+        bit_generator.state = random_state.bit_generator.state
+        return np.random.Generator(bit_generator)
+    return check_random_state(random_state)
 
 
 def check_random_state(seed) -> np.random.Generator:

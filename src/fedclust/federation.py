@@ -3,6 +3,8 @@
 A :class:`Federation` stores the rows of ``X`` sorted by device with CSR-like ``offsets``: the
 rows of device ``z`` are ``X[offsets[z]:offsets[z + 1]]``. Every algorithm works on this layout,
 so per-device work becomes contiguous slices and per-device reductions become segment sums.
+It also carries the rows' weights (if any) and the :class:`~fedclust.topology.Topology` the
+devices communicate over (a star around a server unless a graph is given).
 
 The partitioners return a ``devices`` array (one device id per row, the ``fit(X, devices)``
 convention of every estimator); :meth:`Federation.from_devices` sorts the rows.
@@ -14,7 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_data, check_devices, check_int, check_random_state
+from ._validation import (
+    check_data,
+    check_devices,
+    check_int,
+    check_random_state,
+    check_sample_weight,
+)
+from .topology import Topology
 
 __all__ = ["Federation", "iid_partition", "structured_partition"]
 
@@ -36,15 +45,35 @@ class Federation:
         The original id of each device, in sorted order.
     order : ndarray of shape (n_samples,)
         ``X[i]`` is row ``order[i]`` of the original data.
+    weights : ndarray of shape (n_samples,) or None
+        Row weights in the sorted order; None means every row weighs 1.
+    topology : Topology or None
+        The graph the devices communicate over; its nodes include every device id (and may
+        include devices without data, which still relay messages). None is the star around a
+        server (built on demand by :attr:`network`).
     """
 
     X: np.ndarray
     offsets: np.ndarray
     device_ids: np.ndarray
     order: np.ndarray
+    weights: np.ndarray | None = None
+    topology: Topology | None = None
+
+    @property
+    def network(self) -> Topology:
+        """The topology, the star around a server when none was given."""
+        if self.topology is None:
+            object.__setattr__(self, "topology", Topology.star(self.device_ids))
+        return self.topology
+
+    @property
+    def is_star(self) -> bool:
+        return self.topology is None or self.topology.is_star
 
     @classmethod
-    def from_devices(cls, X, devices) -> Federation:
+    def from_devices(cls, X, devices, *, sample_weight=None, topology: Topology | None = None,
+                     allow_negative_weights: bool = False) -> Federation:
         """Sort the rows of ``X`` by their device id.
 
         Parameters
@@ -52,13 +81,27 @@ class Federation:
         X : array-like of shape (n_samples, n_features)
         devices : array-like of int, shape (n_samples,)
             Device id of each row; ids need not be contiguous.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weight of every row (see :func:`fedclust._validation.check_sample_weight`).
+        topology : Topology, optional
+            The communication graph; every device id must be one of its nodes. Default: a
+            star around a server.
+        allow_negative_weights : bool, default=False
         """
         X = check_data(X)
         devices = check_devices(devices, X.shape[0])
+        weights = check_sample_weight(sample_weight, X.shape[0],
+                                      allow_negative=allow_negative_weights)
         order = np.argsort(devices, kind="stable")
         device_ids, counts = np.unique(devices[order], return_counts=True)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return cls(X=X[order], offsets=offsets, device_ids=device_ids, order=order)
+        if topology is not None:
+            if not isinstance(topology, Topology):
+                raise TypeError(f"topology must be a fedclust.topology.Topology; got "
+                                f"{type(topology).__name__}")
+            topology.check_devices(device_ids)
+        return cls(X=X[order], offsets=offsets, device_ids=device_ids, order=order,
+                   weights=None if weights is None else weights[order], topology=topology)
 
     @property
     def n_devices(self) -> int:
@@ -75,6 +118,19 @@ class Federation:
     @property
     def device_sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @property
+    def device_weights(self) -> np.ndarray:
+        """Total weight of every device (its size when rows are unweighted)."""
+        if self.weights is None:
+            return self.device_sizes.astype(np.float64)
+        return np.add.reduceat(self.weights, self.offsets[:-1]) if self.n_samples else \
+            np.zeros(self.n_devices)
+
+    @property
+    def row_weights(self) -> np.ndarray:
+        """Weight of every sorted row (ones when unweighted)."""
+        return np.ones(self.n_samples) if self.weights is None else self.weights
 
     @property
     def device_of_row(self) -> np.ndarray:
@@ -102,7 +158,9 @@ class Federation:
         sizes = stops - starts
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return Federation(X=self.X[rows], offsets=offsets, device_ids=self.device_ids[positions],
-                          order=self.order[rows])
+                          order=self.order[rows],
+                          weights=None if self.weights is None else self.weights[rows],
+                          topology=self.topology)
 
 
 def _concatenate_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:

@@ -1,36 +1,62 @@
-"""Writing results: tidy tables, atomically.
+"""Writing results: tidy tables, atomically, with the user's permissions.
 
 A result table is tidy: one row per run and metric, with the run's parameters as columns and
-the two columns ``metric`` and ``value`` last. Files are written to a temporary name in the
-target folder and renamed into place, so a failed job never leaves a half-written output.
+the two columns ``metric`` and ``value`` last. A run that could not be done (an
+:class:`~fedclust.exceptions.InfeasibleSettingError`) is one row with metric ``skipped``, value
+1 and the reason in a ``reason`` column, never a silent NaN. Files are written to a temporary
+name in the target folder and renamed into place, so a failed job never leaves a half-written
+output; the file then gets the permissions the user's umask gives (a temporary file is
+created owner-only).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["atomic_path", "write_table", "read_table", "tidy", "log_to_file", "TIDY_COLUMNS"]
+__all__ = ["atomic_path", "current_umask", "write_table", "read_table", "tidy", "skipped",
+           "concat_tables", "write_text",
+           "TIDY_COLUMNS", "SKIPPED"]
 
 TIDY_COLUMNS = ("metric", "value")
+#: The metric of a run that could not be done; its ``reason`` column says why.
+SKIPPED = "skipped"
+
+
+def current_umask() -> int:
+    """The process's umask (read without changing it where the system allows)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)  # no other way: set and restore at once
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
-def atomic_path(path):
-    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds."""
+def atomic_path(path, *, suffix: str | None = None):
+    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds.
+
+    The file gets mode ``0o666 & ~umask`` (what ``open`` would have given it), not the
+    owner-only mode of the temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                               suffix=path.suffix if suffix is None else suffix)
     os.close(fd)
     tmp = Path(tmp)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -42,6 +68,12 @@ def write_table(df: pd.DataFrame, path) -> None:
         df.to_csv(tmp, index=False)
 
 
+def write_text(text: str, path) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+
+
 def read_table(path, *, required=()) -> pd.DataFrame:
     """Read a CSV result table, checking that the ``required`` columns are present."""
     df = pd.read_csv(path)
@@ -51,27 +83,53 @@ def read_table(path, *, required=()) -> pd.DataFrame:
     return df
 
 
+def concat_tables(tables: list[pd.DataFrame], names: list[str]) -> pd.DataFrame:
+    """Concatenate tidy tables with the same columns (in any order).
+
+    A ``reason`` column (skipped runs) present in some tables only is added, empty, to the
+    others; any other difference in columns is an error naming the two tables (``names``).
+    """
+    if not tables:
+        raise ValueError("no tables to concatenate")
+    reason = any("reason" in t.columns for t in tables)
+    if reason:
+        tables = [t if "reason" in t.columns else t.assign(reason="") for t in tables]
+    columns = list(tables[0].columns)
+    for name, table in zip(names, tables, strict=True):
+        if set(table.columns) != set(columns):
+            raise ValueError(f"{name}: columns {sorted(table.columns)} differ from "
+                             f"{sorted(columns)} ({names[0]})")
+    return pd.concat([table[columns] for table in tables], ignore_index=True)
+
+
+def skipped(record: dict, reason) -> dict:
+    """A record for a run that could not be done: ``record``'s ids plus the reason."""
+    return {**record, "__skipped__": str(reason)}
+
+
 def tidy(records: list[dict], id_columns) -> pd.DataFrame:
     """Turn per-run records ``{param..., metric_a: x, metric_b: y}`` into tidy rows.
 
-    ``id_columns`` are kept as columns; every other key becomes a ``(metric, value)`` row.
+    ``id_columns`` are kept as columns; every other key becomes a ``(metric, value)`` row. A
+    record made by :func:`skipped` becomes one row with metric ``skipped``, value 1 and its
+    reason in the ``reason`` column (a table with any skipped run has that column; the other
+    rows leave it empty).
     """
-    wide = pd.DataFrame.from_records(records)
     id_columns = list(id_columns)
-    long = wide.melt(id_vars=id_columns, var_name="metric", value_name="value")
+    done = [r for r in records if "__skipped__" not in r]
+    failed = [r for r in records if "__skipped__" in r]
+    frames = []
+    if done:
+        wide = pd.DataFrame.from_records(done)
+        frames.append(wide.melt(id_vars=id_columns, var_name="metric", value_name="value"))
+    if failed:
+        frames.append(pd.DataFrame.from_records(
+            [{**{c: r[c] for c in id_columns}, "metric": SKIPPED, "value": 1.0,
+              "reason": r["__skipped__"]} for r in failed]))
+    if not frames:
+        return pd.DataFrame(columns=id_columns + list(TIDY_COLUMNS))
+    long = pd.concat(frames, ignore_index=True)
+    if failed:
+        long["reason"] = long["reason"].fillna("")
+        long = long[id_columns + list(TIDY_COLUMNS) + ["reason"]]
     return long.sort_values(id_columns + ["metric"], kind="stable").reset_index(drop=True)
-
-
-def log_to_file(path) -> logging.Logger:
-    """Send the ``fedclust`` logger and warnings to ``path`` (a Snakemake ``log:`` file).
-
-    Progress bars (tqdm writes to stderr) are redirected there too.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    stream = open(path, "w", buffering=1)
-    sys.stderr = stream
-    logging.basicConfig(level=logging.INFO, stream=stream, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.captureWarnings(True)
-    return logging.getLogger("fedclust")

@@ -10,6 +10,15 @@ Conventions
 -----------
 * A cluster that loses all its points keeps its previous center (it is *not* reseeded): the
   algorithms built on this kernel decide themselves what an empty cluster means.
+* Weights (``weights=``) make each center the weighted mean of its rows and the cost
+  ``sum_i w_i ||x_i - c(x_i)||^2``; ``w`` repeated rows and weight ``w`` give the same centers.
+  Assignment is unweighted: a row goes to its nearest center whatever its weight.
+* Negative weights (the centre weights of a distributed coreset, Balcan et al. 2013, Alg. 1,
+  can be negative) are accepted as they are: the cost keeps their negative terms (that is what
+  makes the coreset cost unbiased), and a center moves to the weighted mean of its rows when
+  their total weight is positive. A cluster whose total weight is zero or negative has no
+  minimizing mean (the weighted cost is then not bounded below) and keeps its previous center,
+  like an empty cluster. Seeding (:mod:`fedclust.seeding`) never draws a row of weight <= 0.
 * Lloyd stops at a fixed point (an assignment step that changes no label) or after
   ``max_iter`` update steps; ``n_iter`` counts update steps.
 """
@@ -171,8 +180,9 @@ def update_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
                    weights: np.ndarray | None = None):
     """Lloyd's update step: every center moves to the (weighted) mean of its points.
 
-    Rows of ``previous`` whose cluster is empty are kept. Works for flat centers ``(k, d)`` and,
-    with ``labels`` running over ``n_devices * k`` segments, for per-device centers ``(Z, k, d)``.
+    Rows of ``previous`` whose cluster is empty, or of total weight <= 0, are kept. Works for
+    flat centers ``(k, d)`` and, with ``labels`` running over ``n_devices * k`` segments, for
+    per-device centers ``(Z, k, d)``.
 
     Returns
     -------
@@ -198,14 +208,18 @@ class LloydResult:
     cluster_weights: np.ndarray
     n_iter: int
     converged: bool
+    weights: np.ndarray | None = None
 
     @property
     def inertia(self) -> float:
-        return float(self.sq_distances.sum())
+        """The (weighted) k-means cost of the rows under ``centers``."""
+        if self.weights is None:
+            return float(self.sq_distances.sum())
+        return float(self.sq_distances @ self.weights)
 
 
 def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
-          max_iter: int = 300) -> LloydResult:
+          max_iter: int = 300, on_iteration=None) -> LloydResult:
     """Lloyd's algorithm from ``init``: alternate update and assignment steps.
 
     Parameters
@@ -213,27 +227,35 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     X : ndarray of shape (n, d)
     init : ndarray of shape (k, d)
     weights : ndarray of shape (n,), optional
-        Row weights: each center becomes the weighted mean of its rows.
+        Row weights: each center becomes the weighted mean of its rows (see the module
+        docstring for negative weights).
     max_iter : int
         Number of update steps at most; ``max_iter=1`` is exactly one Lloyd round (assign to
         ``init``, move every center to its mean) followed by the assignment to the new centers.
+    on_iteration : callable(iteration, centers, labels, sq_distances), optional
+        Called after the first assignment (iteration 0) and after every update and
+        assignment.
 
     Returns
     -------
     LloydResult
         ``labels`` and ``sq_distances`` refer to the returned centers; ``sq_distances`` are
-        unweighted.
+        unweighted, ``inertia`` and ``cluster_weights`` weighted.
     """
     X = np.asarray(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
     x_sq = squared_norms(X)
     labels, sq = assign(X, centers, x_sq=x_sq)
+    if on_iteration is not None:
+        on_iteration(0, centers, labels, sq)
     converged = False
     n_iter = 0
     totals = None
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers, totals = update_centers(X, labels, centers, weights)
         new_labels, sq = assign(X, centers, x_sq=x_sq)
+        if on_iteration is not None:
+            on_iteration(n_iter, centers, new_labels, sq)
         if np.array_equal(new_labels, labels):
             converged = True
             break
@@ -242,7 +264,8 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     w = np.ones(len(labels)) if weights is None else weights
     cluster_weights = np.bincount(labels, weights=w, minlength=centers.shape[0])
     return LloydResult(centers=centers, labels=labels, sq_distances=sq,
-                       cluster_weights=cluster_weights, n_iter=n_iter, converged=converged)
+                       cluster_weights=cluster_weights, n_iter=n_iter, converged=converged,
+                       weights=None if weights is None else np.asarray(weights))
 
 
 @dataclass
@@ -255,11 +278,17 @@ class DeviceLloydResult:
     counts: np.ndarray           # (n_devices, k) points of every local cluster
     n_iter: int                  # update steps until every device reached its fixed point
     converged: bool
+    totals: np.ndarray | None = None  # (n_devices, k) weight of every local cluster
+
+    def __post_init__(self):
+        if self.totals is None:
+            self.totals = self.counts.astype(np.float64)
 
 
 def lloyd_by_device(federation: Federation, init: np.ndarray, *,
                     center_mask: np.ndarray | None = None, max_iter: int = 300,
-                    x_sq: np.ndarray | None = None) -> DeviceLloydResult:
+                    x_sq: np.ndarray | None = None,
+                    weights: np.ndarray | None = None) -> DeviceLloydResult:
     """Lloyd's algorithm run independently on every device, all devices in lock-step.
 
     Parameters
@@ -271,8 +300,12 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
         False marks padding centers of devices with fewer than ``k`` centers.
     max_iter : int
         Update steps at most.
+    weights : ndarray of shape (n_samples,), optional
+        Row weights in the federation's sorted order (default: ``federation.weights``).
     """
     X = federation.X
+    if weights is None:
+        weights = federation.weights
     Z, k, _ = init.shape
     centers = np.array(init, dtype=X.dtype, copy=True)
     if x_sq is None:
@@ -282,7 +315,7 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        centers, _ = update_centers(X, segment_base + labels, centers)
+        centers, _ = update_centers(X, segment_base + labels, centers, weights)
         new_labels, sq = assign_by_device(federation, centers, center_mask=center_mask, x_sq=x_sq)
         if np.array_equal(new_labels, labels):
             converged = True
@@ -291,5 +324,7 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     if max_iter > 0:
         labels = new_labels
     counts = np.bincount(segment_base + labels, minlength=Z * k).reshape(Z, k)
+    totals = None if weights is None else np.bincount(
+        segment_base + labels, weights=weights, minlength=Z * k).reshape(Z, k)
     return DeviceLloydResult(centers=centers, labels=labels, sq_distances=sq, counts=counts,
-                             n_iter=n_iter, converged=converged)
+                             n_iter=n_iter, converged=converged, totals=totals)

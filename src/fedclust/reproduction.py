@@ -17,9 +17,9 @@ import yaml
 
 from .io import atomic_path, write_table
 
-__all__ = ["Claim", "load_targets", "claims_table", "write_reproduction", "table1_claims",
-           "separation_claims", "fig2_claims", "fig3_claims", "localkmeans_claims",
-           "CLAIM_COLUMNS"]
+__all__ = ["Claim", "load_targets", "claims_table", "gather_claims", "write_reproduction",
+           "table1_claims", "separation_claims", "fig2_claims", "fig3_claims", "kfed_claims",
+           "localkmeans_claims", "CLAIM_COLUMNS"]
 
 CLAIM_COLUMNS = ("paper", "item", "quantity", "paper_value", "reproduced", "tolerance",
                  "comparison", "margin", "status", "provenance", "note")
@@ -198,10 +198,27 @@ def _few_steps(labels) -> str | None:
     return f"L={values[0]}" if values else None
 
 
-def localkmeans_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
-    """LocalKMeans on real data (Figs 2, 3), per data set: (1) no aggregation ends with the
-    highest misclustering of all ``L``; (2) with a few aggregations (the smallest ``L > 1``)
-    the final misclustering is within the tolerance of centralized Lloyd's (``L = 1``)."""
+def kfed_claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
+    """Every k-FED claim from its tables: ``table1``, ``separation/<dataset>`` (summaries),
+    ``fig2`` and ``fig3`` (each optional)."""
+    claims = table1_claims(tables["table1"], targets) if "table1" in tables else []
+    for name in sorted(t for t in tables if t.startswith("separation/")):
+        claims += separation_claims(tables[name], targets)
+    if "fig2" in tables:
+        claims += fig2_claims(tables["fig2"], targets)
+    if "fig3" in tables:
+        claims += fig3_claims(tables["fig3"], targets)
+    return claims
+
+
+def localkmeans_claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
+    """LocalKMeans on real data (Figs 2, 3), per data set of ``tables["real"]`` (none without
+    it): (1) no aggregation ends with the highest misclustering of all ``L``; (2) with a few
+    aggregations (the smallest ``L > 1``) the final misclustering is within the tolerance of
+    centralized Lloyd's (``L = 1``)."""
+    if "real" not in tables:
+        return []
+    runs = tables["real"]
     worst = _target(targets, "localkmeans", "no_aggregation_worst")
     close = _target(targets, "localkmeans", "few_aggregations_close")
     paper = "LocalKMeans (Vardhan et al. 2025)"
@@ -233,12 +250,20 @@ def claims_table(claims: list[Claim]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=list(CLAIM_COLUMNS))
 
 
+def gather_claims(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Every paper's claims tables in one (an empty table with the claim columns if none)."""
+    tables = [t for t in tables if not t.empty]
+    if not tables:
+        return pd.DataFrame(columns=list(CLAIM_COLUMNS))
+    return pd.concat(tables, ignore_index=True)
+
+
 def _fmt(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     if isinstance(x, float):
         return f"{x:.4g}"
-    return str(x)
+    return str(x).replace("|", "\\|")  # a bare "|" would end the Markdown cell
 
 
 def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str = "") -> None:
@@ -256,10 +281,12 @@ def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str =
         " note |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    checks = {"abs_diff": "|r - p| <= tol", "at_most": "r <= p + tol", "at_least": "r >= p - tol",
-              "reported": ""}
+    # no "|" inside a cell: it would end the cell and shift the columns of the row
+    checks = {"abs_diff": "abs(r - p) <= tol", "at_most": "r <= p + tol",
+              "at_least": "r >= p - tol", "reported": ""}
     for row in table.itertuples():
-        lines.append(f"| {row.paper} | {row.item} | {row.quantity} | {checks[row.comparison]} | "
+        lines.append(f"| {_fmt(row.paper)} | {_fmt(row.item)} | {_fmt(row.quantity)} | "
+                     f"{checks[row.comparison]} | "
                      f"{_fmt(row.paper_value)} | {_fmt(row.reproduced)} | {_fmt(row.tolerance)} "
                      f"| {_fmt(row.margin)} | **{row.status}** | {_fmt(row.note)} |")
     provenance = table[["paper", "provenance"]].drop_duplicates()

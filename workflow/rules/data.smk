@@ -1,22 +1,13 @@
 # Data: fetch every public file from its official URL, or from `data_mirror` when set (the
 # checksums are verified either way), then prepare each data set's feature matrix once
-# (data/<name>/features.h5) for every experiment to read.
-
-MNIST_FILES = [
-    "train-images-idx3-ubyte.gz",
-    "train-labels-idx1-ubyte.gz",
-    "t10k-images-idx3-ubyte.gz",
-    "t10k-labels-idx1-ubyte.gz",
-]
-TFF_EMNIST_H5 = ["fed_emnist_train.h5", "fed_emnist_test.h5"]
-POSTURES_SUBSET = "Postures.subset_classes1-3_users0-2.csv"
+# (data/<name>/features.h5) for every experiment to read. File names and sources come from
+# fedclust.pipeline.data.
 
 
 rule fetch_mnist:
+    """MNIST's four idx files."""
     output:
-        expand("data/mnist/raw/{name}", name=MNIST_FILES),
-    params:
-        mirror=config.get("data_mirror"),
+        datasets.fetch_outputs("fetch_mnist", config),
     log:
         "results/logs/data/fetch_mnist.log",
     conda:
@@ -25,11 +16,22 @@ rule fetch_mnist:
         "../scripts/fetch_data.py"
 
 
-rule fetch_shakespeare:
+rule fetch_femnist:
+    """TensorFlow Federated's EMNIST h5 files (when FEMNIST is not read from LEAF json)."""
     output:
-        "data/shakespeare/raw/raw_data.txt",
-    params:
-        mirror=config.get("data_mirror"),
+        datasets.fetch_outputs("fetch_femnist", config),
+    log:
+        "results/logs/data/fetch_femnist.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fetch_data.py"
+
+
+rule fetch_shakespeare:
+    """The Gutenberg text LEAF's Shakespeare preprocessing starts from."""
+    output:
+        datasets.fetch_outputs("fetch_shakespeare", config),
     log:
         "results/logs/data/fetch_shakespeare.log",
     conda:
@@ -38,27 +40,13 @@ rule fetch_shakespeare:
         "../scripts/fetch_data.py"
 
 
-rule fetch_tff_emnist:
-    output:
-        expand("data/femnist/tff/{name}", name=TFF_EMNIST_H5),
-    params:
-        mirror=config.get("data_mirror"),
-    log:
-        "results/logs/data/fetch_tff_emnist.log",
-    conda:
-        ENV
-    script:
-        "../scripts/fetch_data.py"
-
-
 rule fetch_postures:
     """UCI's Postures.csv (archive verified by content: UCI publishes no checksum) or the
-    mirror's verified subset (see datasets.postures.source)."""
+    mirror's verified subset (datasets.postures.source)."""
     output:
-        postures_raw_file(),
+        datasets.fetch_outputs("fetch_postures", config),
     params:
-        mirror=config.get("data_mirror"),
-        source=postures_source(),
+        source=datasets.source("postures", config),
     log:
         "results/logs/data/fetch_postures.log",
     conda:
@@ -68,12 +56,11 @@ rule fetch_postures:
 
 
 rule fetch_cifar10:
-    """CIFAR-10: the official python batches, or the mirror's JPEG re-encoding (see source)."""
+    """CIFAR-10: the official python batches, or the mirror's JPEG re-encoding (source)."""
     output:
-        cifar10_raw_files(),
+        datasets.fetch_outputs("fetch_cifar10", config),
     params:
-        mirror=config.get("data_mirror"),
-        source=cifar10_source(),
+        source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/fetch_cifar10.log",
     conda:
@@ -85,11 +72,11 @@ rule fetch_cifar10:
 rule decode_cifar10:
     """Both CIFAR-10 splits as uint8 arrays, decoded once (about 10 s for the JPEG tar)."""
     input:
-        cifar10_raw_files(),
+        datasets.fetch_outputs("fetch_cifar10", config),
     output:
         "data/cifar10/images.h5",
     params:
-        source=cifar10_source(),
+        source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/decode_cifar10.log",
     resources:
@@ -101,18 +88,15 @@ rule decode_cifar10:
 
 
 rule train_embedding:
-    """Train a small CNN on CPU, record its test accuracy, embed the images (Figs 2-3)."""
+    """Train a small CNN on CPU, record its test accuracy, embed the images (LocalKMeans
+    Figs 2-3)."""
     input:
-        lambda w: (
-            expand("data/mnist/raw/{name}", name=MNIST_FILES)
-            if w.dataset == "mnist_cnn"
-            else ["data/cifar10/images.h5"]
-        ),
+        lambda w: datasets.raw_files(w.dataset, config),
     output:
         features="data/{dataset}/features.h5",
         summary="results/embeddings/{dataset}.csv",
     wildcard_constraints:
-        dataset="mnist_cnn|cifar10_cnn",
+        dataset="|".join(datasets.dataset_names(embedding=True)),
     params:
         settings=lambda w: config["datasets"][w.dataset],
         seed=config["seed"],
@@ -131,11 +115,11 @@ rule train_embedding:
 rule prepare_dataset:
     """Features, class labels and natural devices of one data set, cached as HDF5."""
     input:
-        dataset_inputs,
+        lambda w: datasets.raw_files(w.dataset, config),
     output:
         "data/{dataset}/features.h5",
     wildcard_constraints:
-        dataset="mnist|femnist|shakespeare|postures",
+        dataset="|".join(datasets.dataset_names(embedding=False)),
     params:
         settings=lambda w: config["datasets"][w.dataset],
         seed=config["seed"],

@@ -1,11 +1,13 @@
-# k-FED (Dennis, Li & Smith, ICML 2021): Table 1, Figures 1, 2, 3, 5 and the system claims the
-# paper makes but does not measure (device failures, late devices, heterogeneity).
+# k-FED (Dennis, Li & Smith, ICML 2021): the rules that compute its tables. Its figures,
+# gathered tables and claims are declared in fedclust.pipeline.kfed and drawn by the generic
+# rules of report.smk.
 
 
 wildcard_constraints:
-    mixture_experiment="table1|fig1",
-    federated_experiment="|".join(FEDERATED_EXPERIMENTS),
-    table="table1|fig1|fig2|fig3|participation|new_devices|heterogeneity",
+    mixture_experiment="|".join(kfed_pipeline.MIXTURE_EXPERIMENTS),
+    federated_experiment="|".join(
+        e for e in kfed_pipeline.FEDERATED_EXPERIMENTS if e != "fig3"
+    ),
 
 
 # ---------------------------------------------------------------- Gaussian mixtures (Table 1, Fig 1)
@@ -27,20 +29,6 @@ rule kfed_mixture_setting:
         "../scripts/kfed_mixture_setting.py"
 
 
-rule kfed_gather:
-    """One tidy table per experiment: every setting, data set and run."""
-    input:
-        gathered_parts,
-    output:
-        "results/kfed/{table}.csv",
-    log:
-        "results/logs/kfed/{table}_gather.log",
-    conda:
-        ENV
-    script:
-        "../scripts/concat_tables.py"
-
-
 rule kfed_table1:
     """Table 1 rendered as Markdown, paper values beside."""
     input:
@@ -49,10 +37,12 @@ rule kfed_table1:
     output:
         report(
             "results/kfed/table1.md",
-            caption="../report/kfed_table1.rst",
+            caption="../report/caption.rst",
             category="k-FED",
             subcategory="Table 1",
         ),
+    params:
+        caption=kfed_pipeline.table1_caption(config),
     log:
         "results/logs/kfed/table1_render.log",
     conda:
@@ -114,12 +104,13 @@ rule kfed_separation:
         summary="results/kfed/separation/{dataset}/summary.csv",
         chosen=report(
             "results/kfed/separation/{dataset}/chosen_k.csv",
-            caption="../report/kfed_chosen_k.rst",
+            caption="../report/caption.rst",
             category="k-FED",
             subcategory="Figure 5 / Appendix B.2",
         ),
     params:
         threshold=config["kfed"]["separation"]["threshold"],
+        caption=kfed_pipeline.chosen_k_caption(config),
     log:
         "results/logs/kfed/separation/{dataset}_summary.log",
     conda:
@@ -134,15 +125,12 @@ rule kfed_separation:
 rule kfed_federated:
     """Figure 2 or a beyond-the-paper experiment on one data set."""
     input:
+        unpack(
+            lambda w: kfed_pipeline.oracle_inputs(
+                w.federated_experiment, w.dataset, config
+            )
+        ),
         features="data/{dataset}/features.h5",
-        oracles=lambda w: oracle_files(
-            w.dataset, config["kfed"][w.federated_experiment]["n_clusters"]
-        ),
-        chosen=lambda w: (
-            f"results/kfed/separation/{w.dataset}/chosen_k.csv"
-            if config["kfed"][w.federated_experiment]["n_clusters"] == "chosen"
-            else []
-        ),
     output:
         "results/kfed/{federated_experiment}/{dataset}.csv",
     params:
@@ -163,8 +151,8 @@ rule kfed_federated:
 rule kfed_fig3_k:
     """Figure 3 for one data set and oracle k: k-FED vs naive distributed k-means."""
     input:
+        unpack(lambda w: kfed_pipeline.oracle_inputs("fig3", w.dataset, config, k=w.k)),
         features="data/{dataset}/features.h5",
-        oracles="results/kfed/oracle/{dataset}/k{k}.h5",
     output:
         "results/kfed/fig3/{dataset}_k{k}.csv",
     params:
@@ -180,41 +168,3 @@ rule kfed_fig3_k:
         ENV
     script:
         "../scripts/kfed_federated.py"
-
-
-# ------------------------------------------------------------------------------------- figures
-
-
-rule kfed_figure:
-    """Every k-FED figure, each drawn by one plotting function from one results table."""
-    input:
-        kfed_figure_inputs,
-    output:
-        png=report(
-            "figures/kfed_{figure}.png",
-            caption="../report/kfed_figure.rst",
-            category="k-FED",
-        ),
-        pdf="figures/kfed_{figure}.pdf",
-    params:
-        threshold=config["kfed"]["separation"]["threshold"],
-    log:
-        "results/logs/kfed/figure_{figure}.log",
-    conda:
-        ENV
-    script:
-        "../scripts/kfed_figure.py"
-
-
-rule kfed_claims:
-    """k-FED's reproduced numbers against the paper's."""
-    input:
-        unpack(kfed_claim_inputs),
-    output:
-        "results/kfed/claims.csv",
-    log:
-        "results/logs/kfed/claims.log",
-    conda:
-        ENV
-    script:
-        "../scripts/kfed_claims.py"

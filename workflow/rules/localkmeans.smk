@@ -1,12 +1,11 @@
-# LocalKMeans (Vardhan, Zhu, Ghosh & Mazumdar, 2025): Figures 1-4.
+# LocalKMeans (Vardhan, Zhu, Ghosh & Mazumdar, 2025): the rules that compute its tables. Its
+# figures, gathered tables and claims are declared in fedclust.pipeline.localkmeans.
 
 
 wildcard_constraints:
     snr=r"[0-9.]+",
-    init="kmeanspp|perturbed",
-    sweep="snr|n_clusters|n_machines",
-    lkm_table="fig1|fig4|real",
-    lkm_figure="fig1_misclustering|fig2_misclustering_real|fig3_objective_real|fig4_sweeps",
+    init="|".join(lkm_pipeline.INIT_FILE_NAMES.values()),
+    sweep="|".join(lkm_pipeline.FIG4_SWEEPS),
 
 
 rule lkm_fig1_panel:
@@ -23,7 +22,7 @@ rule lkm_fig1_panel:
     conda:
         ENV
     script:
-        "../scripts/lkm_synthetic.py"
+        "../scripts/lkm_fig1_panel.py"
 
 
 rule lkm_fig4_sweep:
@@ -40,7 +39,7 @@ rule lkm_fig4_sweep:
     conda:
         ENV
     script:
-        "../scripts/lkm_synthetic.py"
+        "../scripts/lkm_fig4_sweep.py"
 
 
 rule lkm_real:
@@ -61,48 +60,3 @@ rule lkm_real:
         ENV
     script:
         "../scripts/lkm_real.py"
-
-
-rule lkm_gather:
-    input:
-        lkm_parts,
-    output:
-        "results/localkmeans/{lkm_table}.csv",
-    log:
-        "results/logs/localkmeans/{lkm_table}_gather.log",
-    conda:
-        ENV
-    script:
-        "../scripts/concat_tables.py"
-
-
-rule lkm_figure:
-    input:
-        lambda w: "results/localkmeans/{}.csv".format(LKM_FIGURES[w.lkm_figure]),
-    output:
-        png=report(
-            "figures/localkmeans_{lkm_figure}.png",
-            caption="../report/localkmeans_figure.rst",
-            category="LocalKMeans",
-        ),
-        pdf="figures/localkmeans_{lkm_figure}.pdf",
-    log:
-        "results/logs/localkmeans/figure_{lkm_figure}.log",
-    conda:
-        ENV
-    script:
-        "../scripts/lkm_figure.py"
-
-
-rule lkm_claims:
-    input:
-        real="results/localkmeans/real.csv",
-        targets=config["paper_targets"],
-    output:
-        "results/localkmeans/claims.csv",
-    log:
-        "results/logs/localkmeans/claims.log",
-    conda:
-        ENV
-    script:
-        "../scripts/lkm_claims.py"

@@ -1,9 +1,63 @@
-# Reproduction report: every paper's claims in one table (CSV) and one readable page (Markdown).
+# Rules shared by every paper, driven by fedclust.pipeline.registry: gathering per-setting
+# tables, drawing figures, checking claims, and the reproduction report.
+
+
+rule gather:
+    """One tidy table per experiment: every setting, data set and run."""
+    input:
+        lambda w: registry.table_parts(w.paper, w.table, config),
+    output:
+        "results/{paper}/{table}.csv",
+    wildcard_constraints:
+        table="|".join(sorted({t for ts in registry.gathered_tables().values() for t in ts})),
+    log:
+        "results/logs/{paper}/{table}_gather.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gather.py"
+
+
+rule figure:
+    """Every figure, each drawn by one plotting function from its results table(s)."""
+    input:
+        lambda w: registry.figure_inputs(w.paper, w.figure, config),
+    output:
+        png=report(
+            "figures/{paper}_{figure}.png",
+            caption="../report/caption.rst",
+            category="{paper}",
+        ),
+        pdf="figures/{paper}_{figure}.pdf",
+    params:
+        caption=lambda w: registry.figure_caption(w.paper, w.figure, config),
+    log:
+        "results/logs/{paper}/figure_{figure}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/figure.py"
+
+
+rule claims:
+    """A paper's reproduced numbers against its printed ones."""
+    input:
+        unpack(lambda w: registry.claims_inputs(w.paper, config)),
+        targets=config["paper_targets"],
+    output:
+        "results/{paper}/claims.csv",
+    log:
+        "results/logs/{paper}/claims.log",
+    conda:
+        ENV
+    script:
+        "../scripts/claims.py"
 
 
 rule reproduction:
+    """Every paper's claims in one table (CSV) and one readable page (Markdown)."""
     input:
-        claims_tables(),
+        [f"results/{key}/claims.csv" for key, p in registry.papers().items() if p.enabled(config)],
     output:
         csv="results/reproduction.csv",
         md=report(
@@ -12,7 +66,7 @@ rule reproduction:
             category="Reproduction",
         ),
     params:
-        profile=config.get("profile", "paper"),
+        profile=config["profile"],
     log:
         "results/logs/reproduction.log",
     conda:

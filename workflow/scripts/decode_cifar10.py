@@ -5,12 +5,12 @@ from pathlib import Path
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.data.cifar10 import load_cifar10
-from fedclust.io import log_to_file
+from fedclust.pipeline.job import job
 
-log = log_to_file(snakemake.log[0])
-source = snakemake.params.source
-first = Path(snakemake.input[0])
-root = first.parent if source == "jpeg" else first.parent.parent
-data = load_cifar10(root, source=source, cache=snakemake.output[0])
-log.info("CIFAR-10 from %s: train %s, test %s -> %s", data.source, data.X_train.shape,
-         data.X_test.shape, snakemake.output[0])
+with job(snakemake) as log:
+    source = snakemake.params.source
+    first = Path(snakemake.input[0])
+    root = first.parent if source == "jpeg" else first.parent.parent
+    data = load_cifar10(root, source=source, cache=snakemake.output[0])
+    log.info("CIFAR-10 from %s: train %s, test %s -> %s", data.source, data.X_train.shape,
+             data.X_test.shape, snakemake.output[0])

@@ -1,18 +1,17 @@
 """Gather the c_rs of every k, summarize per k and choose k (largest share above c0)."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-import pandas as pd
 
-from fedclust.experiments.separation import choose_k, separation_summary
-from fedclust.io import log_to_file, read_table, write_table
+from fedclust.experiments.separation import summarize_separation
+from fedclust.io import concat_tables, read_table, write_table
+from fedclust.pipeline.job import job
 
-log = log_to_file(snakemake.log[0])
-pairs = pd.concat([read_table(p, required=("n_clusters", "value")) for p in snakemake.input],
-                  ignore_index=True)
-summary = choose_k(separation_summary(pairs, snakemake.params.threshold))
-write_table(pairs, snakemake.output.pairs)
-write_table(summary, snakemake.output.summary)
-write_table(summary[summary["chosen"]].drop(columns="chosen"), snakemake.output.chosen)
-chosen = summary[summary["chosen"]].iloc[0]
-log.info("chosen k = %d (share of pairs above %.2f: %.3f)", chosen["n_clusters"],
-         snakemake.params.threshold, chosen["share_above"])
+with job(snakemake) as log:
+    parts = list(snakemake.input)
+    pairs = concat_tables([read_table(p, required=("n_clusters", "value")) for p in parts], parts)
+    summary, chosen = summarize_separation(pairs, snakemake.params.threshold)
+    write_table(pairs, snakemake.output.pairs)
+    write_table(summary, snakemake.output.summary)
+    write_table(chosen, snakemake.output.chosen)
+    log.info("chosen k = %d (share of pairs above %.2f: %.3f)", chosen["n_clusters"].iloc[0],
+             snakemake.params.threshold, chosen["share_above"].iloc[0])

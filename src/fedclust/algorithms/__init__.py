@@ -1,8 +1,12 @@
 """Federated and distributed k-means estimators, one module per algorithm."""
 
-from ._base import Communication, FederatedClusteringMixin
+from ..communication import Communication
+from ._base import FederatedClusteringMixin
 from .distributed_lloyd import DistributedLloyd
 from .kfed import KFed
 from .local_kmeans import LocalKMeans
 
 __all__ = ["Communication", "DistributedLloyd", "FederatedClusteringMixin", "KFed", "LocalKMeans"]
+
+#: Every estimator of the library; tests/test_common.py runs the shared contract on each.
+ESTIMATORS = (KFed, DistributedLloyd, LocalKMeans)

@@ -1,72 +1,98 @@
-"""What every federated clustering estimator shares.
+"""The contract every federated clustering estimator follows.
 
-Every estimator follows the scikit-learn conventions (``get_params``/``set_params`` through
-:class:`sklearn.base.BaseEstimator`, fitted attributes ending in ``_``) and the project's
-federated convention ``fit(X, devices)``. After ``fit`` it exposes
+Every estimator subclasses :class:`FederatedClusteringMixin`: scikit-learn conventions
+(``get_params``/``set_params``/``clone`` through ``BaseEstimator``, a clusterer for
+``sklearn.base.is_clusterer``, parameters validated in ``fit``, nothing computed in
+``__init__``, fitted attributes ending in ``_``) and the project's federated convention
+``fit(X, devices, sample_weight=None)``. The mixin's ``fit`` validates the input, builds the
+:class:`~fedclust.federation.Federation` and the :class:`~fedclust.communication.Communication`
+ledger, draws from a generator that never consumes the caller's, calls the estimator's
+``_fit`` and sets what every estimator exposes:
 
 * ``cluster_centers_`` -- ndarray of shape (n_clusters, n_features)
-* ``labels_`` -- the cluster of every training row, in the input order
-* ``communication_`` -- a :class:`Communication` dict with at least ``rounds``, ``floats_up`` and
-  ``floats_down``.
+* ``labels_`` -- the cluster of every training row, in the input order; equal to
+  ``predict(X)`` unless the estimator documents otherwise (``_labels_are_nearest_center``)
+* ``inertia_`` -- the (weighted) k-means cost of the training rows under ``labels_``
+* ``n_iter_`` -- the estimator's iterations (documented per estimator)
+* ``n_features_in_``
+* ``communication_`` -- the ledger (``rounds``, ``floats_up``, ``floats_down``, ... and the
+  totals per message kind and per edge)
+
+``tests/test_common.py`` checks all of this for every estimator in one list.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_data
+from .._validation import check_data, check_n_clusters, fit_rng
+from ..communication import Communication
+from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost
 
-__all__ = ["FederatedClusteringMixin", "Communication", "seed_for"]
+__all__ = ["FederatedClusteringMixin"]
 
 
-class Communication(dict):
-    """Communication counters of one fit.
+class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
+    """Shared ``fit``, ``predict``, ``fit_predict`` and ``score`` (see the module docstring).
 
-    Keys
-    ----
-    rounds : int
-        Synchronous server <-> device round trips.
-    floats_up, floats_down : int
-        Scalars sent from devices to the server, and from the server to devices, summed over
-        every device and round.
-    messages_up, messages_down : int
-        Device-to-server and server-to-device messages.
+    Subclasses implement ``_check_params()`` and ``_fit(federation, rng, comm, callback)``,
+    which sets ``cluster_centers_``, ``labels_`` (input order) and ``n_iter_``.
     """
 
-    def __init__(self, rounds=0, floats_up=0, floats_down=0, messages_up=0, messages_down=0,
-                 **extra):
-        super().__init__(rounds=int(rounds), floats_up=int(floats_up),
-                         floats_down=int(floats_down), messages_up=int(messages_up),
-                         messages_down=int(messages_down), **extra)
+    #: Whether ``labels_ == predict(X)`` on the training rows (else documented).
+    _labels_are_nearest_center = True
+    #: Whether negative sample weights are accepted.
+    _allows_negative_weights = False
+    #: Whether ``fit`` reports rounds to a ``callback``.
+    _reports_rounds = False
 
-    def add_round(self, *, up_floats: int, down_floats: int, up_messages: int,
-                  down_messages: int) -> None:
-        """Record one synchronous round."""
-        self["rounds"] += 1
-        self["floats_up"] += int(up_floats)
-        self["floats_down"] += int(down_floats)
-        self["messages_up"] += int(up_messages)
-        self["messages_down"] += int(down_messages)
-
-
-def seed_for(rng: np.random.Generator) -> int:
-    """A 31-bit integer seed drawn from ``rng``, for library calls that take an int."""
-    return int(rng.integers(0, 2**31 - 1))
-
-
-class FederatedClusteringMixin(BaseEstimator):
-    """``predict``, ``fit_predict`` and ``score`` for an estimator with ``cluster_centers_``."""
-
-    def fit(self, X, devices):  # pragma: no cover - every estimator overrides it
+    def _check_params(self) -> None:  # pragma: no cover - every estimator overrides it
         raise NotImplementedError
 
-    def fit_predict(self, X, devices):
+    def _fit(self, federation: Federation, rng: np.random.Generator, comm: Communication,
+             callback) -> None:  # pragma: no cover - every estimator overrides it
+        raise NotImplementedError
+
+    def fit(self, X, devices, sample_weight=None, *, callback=None):
+        """Fit on the federation given by ``X`` and the device of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        devices : array-like of int, shape (n_samples,)
+            The device (machine, client, site) holding each row.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weight of every row; ``w`` repeated rows and weight ``w`` fit the same model.
+        callback : callable(RoundState), optional
+            Called after every round by estimators that run rounds (e.g.
+            :class:`fedclust.rounds.History`); refused by one-shot estimators.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if callback is not None and not self._reports_rounds:
+            raise TypeError(f"{type(self).__name__} runs no rounds to report: callback must "
+                            f"be None")
+        federation = Federation.from_devices(
+            X, devices, sample_weight=sample_weight, topology=getattr(self, "topology", None),
+            allow_negative_weights=self._allows_negative_weights)
+        check_n_clusters(self.n_clusters, federation.n_samples)
+        comm = Communication(float_bytes=federation.X.itemsize)
+        self._fit(federation, fit_rng(self.random_state), comm, callback)
+        self.n_features_in_ = federation.n_features
+        self.communication_ = comm
+        self.inertia_ = kmeans_cost(X, self.cluster_centers_, self.labels_, sample_weight)
+        return self
+
+    def fit_predict(self, X, devices, sample_weight=None, **kwargs):
         """Fit on the federation and return the cluster of every row (``labels_``)."""
-        return self.fit(X, devices).labels_
+        return self.fit(X, devices, sample_weight, **kwargs).labels_
 
     def predict(self, X):
         """Index of the nearest center in ``cluster_centers_`` for every row of ``X``."""
@@ -74,16 +100,17 @@ class FederatedClusteringMixin(BaseEstimator):
         X = self._check_test_data(X)
         return assign(X, self.cluster_centers_)[0]
 
-    def score(self, X):
-        """Opposite of the k-means cost of ``X`` under the fitted centers (higher is better)."""
+    def score(self, X, y=None, sample_weight=None):
+        """Opposite of the (weighted) k-means cost of ``X`` under the fitted centers."""
         check_is_fitted(self, "cluster_centers_")
-        return -kmeans_cost(self._check_test_data(X), self.cluster_centers_)
+        return -kmeans_cost(self._check_test_data(X), self.cluster_centers_,
+                            sample_weight=sample_weight)
 
     def _check_test_data(self, X):
         X = check_data(X)
-        if X.shape[1] != self.cluster_centers_.shape[1]:
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
-                f"{self.cluster_centers_.shape[1]}"
+                f"{self.n_features_in_}"
             )
         return X

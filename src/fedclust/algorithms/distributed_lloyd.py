@@ -9,11 +9,14 @@ pooled computation below is the same arithmetic; only the communication is feder
 
 from __future__ import annotations
 
-from .._validation import check_int, check_random_state
-from ..federation import Federation
+import numpy as np
+
+from .._validation import check_int
+from ..communication import SERVER
 from ..lloyd import lloyd
+from ..rounds import RoundState
+from ..seeding import initial_centers
 from ._base import FederatedClusteringMixin
-from ._seeding import initial_centers
 
 __all__ = ["DistributedLloyd"]
 
@@ -25,10 +28,10 @@ class DistributedLloyd(FederatedClusteringMixin):
     ----------
     n_clusters : int, default=8
     init : {"k-means++", "random"} or ndarray of shape (n_clusters, n_features), default="k-means++"
-        ``"k-means++"`` is exact k-means++ over the federation
-        (:func:`~fedclust.algorithms._seeding.distributed_kmeans_plusplus`, two rounds per
-        center); ``"random"`` draws ``n_clusters`` points uniformly (two rounds); an array is
-        taken as given (no seeding communication).
+        ``"k-means++"`` is exact (weighted) k-means++ over the federation
+        (:func:`~fedclust.seeding.distributed_kmeans_plusplus`, two rounds per center);
+        ``"random"`` draws ``n_clusters`` points (two rounds); an array is taken as given
+        (no seeding communication).
     max_iter : int, default=300
         Lloyd iterations at most.
     random_state : int, Generator or None, default=None
@@ -37,19 +40,34 @@ class DistributedLloyd(FederatedClusteringMixin):
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
     labels_ : ndarray of shape (n_samples,)
+        Nearest center of every training row (``predict(X)``).
     inertia_ : float
-        k-means cost of the training data.
+        (Weighted) k-means cost of the training data.
     n_iter_ : int
         Lloyd iterations (center updates) run.
+    n_features_in_ : int
     converged_ : bool
     communication_ : Communication
-        Seeding plus Lloyd rounds. A Lloyd round costs ``Z k d`` floats down (the centers to
-        every device) and ``Z (k d + k)`` up (per-cluster sums and counts). Convergence is
-        detected by the server when a round leaves every center unchanged, so a run that
-        converges after ``n_iter_`` updates uses ``n_iter_ + 1`` rounds; a run stopped by
-        ``max_iter`` uses ``max_iter`` rounds and one last broadcast of the final centers.
-        ``seeding_rounds`` records the seeding's share of ``rounds``.
+        Seeding plus Lloyd rounds. A Lloyd round sends ``k d`` floats down to every device
+        (kind ``centers``) and ``k d`` floats plus ``k`` integers up from every device
+        (``cluster_sums`` and ``cluster_counts``; with sample weights the counts are weight
+        totals, floats). Convergence is detected by the server when a round leaves every
+        center unchanged, so a run that converges after ``n_iter_`` updates uses
+        ``n_iter_ + 1`` rounds; a run stopped by ``max_iter`` uses ``max_iter`` rounds and one
+        last broadcast of the final centers. ``seeding_rounds`` and ``lloyd_rounds`` split
+        ``rounds``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust import DistributedLloyd
+    >>> X = np.r_[np.zeros((10, 2)), np.full((10, 2), 5.0)]
+    >>> km = DistributedLloyd(2, random_state=0).fit(X, np.arange(20) % 4)
+    >>> sorted(km.cluster_centers_[:, 0].tolist()), km.communication_["lloyd_rounds"]
+    ([0.0, 5.0], 2)
     """
+
+    _reports_rounds = True
 
     def __init__(self, n_clusters=8, *, init="k-means++", max_iter=300, random_state=None):
         self.n_clusters = n_clusters
@@ -57,30 +75,41 @@ class DistributedLloyd(FederatedClusteringMixin):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, X, devices):
-        """Run distributed Lloyd on the federation given by ``X`` and ``devices``."""
+    def _check_params(self):
         check_int(self.n_clusters, "n_clusters", low=1)
         check_int(self.max_iter, "max_iter", low=1)
-        federation = Federation.from_devices(X, devices)
-        rng = check_random_state(self.random_state)
-        init, comm = initial_centers(self.init, federation, self.n_clusters, rng)
+
+    def _fit(self, federation, rng, comm, callback):
+        init = initial_centers(self.init, federation, self.n_clusters, rng, comm)
         seeding_rounds = comm["rounds"]
-        result = lloyd(federation.X, init, max_iter=self.max_iter)
+        report = None
+        if callback is not None:
+            w = federation.row_weights
+
+            def report(t, centers, labels, sq):
+                # round t: the devices assigned their points to the centers of round t
+                cost = float(sq @ w)
+                callback(RoundState(round=t, centers=centers, aggregated=t > 0, objective=cost,
+                                    global_objective=cost, sorted_labels=labels,
+                                    order=federation.order))
+
+        result = lloyd(federation.X, init, weights=federation.weights, max_iter=self.max_iter,
+                       on_iteration=report)
 
         Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
+        devices = np.arange(Z)
         rounds = result.n_iter + 1 if result.converged else result.n_iter
-        for _ in range(rounds):
-            comm.add_round(up_floats=Z * (k * d + k), down_floats=Z * k * d, up_messages=Z,
-                           down_messages=Z)
+        counts = {"ints": k} if federation.weights is None else {"floats": k}
+        comm.send("centers", SERVER, devices, floats=k * d, times=rounds)
+        comm.send("cluster_sums", devices, SERVER, floats=k * d, times=rounds)
+        comm.send("cluster_counts", devices, SERVER, times=rounds, **counts)
+        comm.add_rounds(rounds)
         if not result.converged:
-            comm["floats_down"] += Z * k * d
-            comm["messages_down"] += Z
-        comm["seeding_rounds"] = seeding_rounds
+            comm.send("centers", SERVER, devices, floats=k * d)
+        comm.note("seeding_rounds", seeding_rounds)
+        comm.note("lloyd_rounds", rounds)
 
         self.cluster_centers_ = result.centers
         self.labels_ = federation.to_original_order(result.labels)
-        self.inertia_ = result.inertia
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
-        self.communication_ = comm
-        return self

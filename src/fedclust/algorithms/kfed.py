@@ -16,6 +16,9 @@ Implementation notes (deviations and choices are stated where they apply):
 * A device with at most ``k'`` points reports its points as its centers; a device with
   ``d <= k'`` skips the projection (the subspace is the whole space). A local cluster with an
   empty ``S_r`` starts Lloyd from its seed point, and a local cluster that ends empty is not sent.
+* With sample weights, every step of Algorithm 1 is the weighted one: the singular subspace of
+  the rows scaled by ``sqrt(w)``, weighted k-means++, weighted means of ``S_r`` and weighted
+  Lloyd; local cluster sizes become weight totals. Rows of weight 0 cannot be seeds.
 """
 
 from __future__ import annotations
@@ -35,10 +38,14 @@ from .._validation import (
     check_int,
     check_random_state,
     check_real,
+    fit_rng,
 )
+from ..communication import SERVER
+from ..exceptions import InfeasibleSettingError
 from ..federation import Federation
 from ..lloyd import assign, lloyd, lloyd_by_device, per_device_blas, segment_sums
-from ._base import Communication, FederatedClusteringMixin
+from ..rounds import sample_participants
+from ._base import FederatedClusteringMixin
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "LocalClustering"]
 
@@ -54,7 +61,7 @@ class LocalClustering:
     valid : ndarray of shape (n_devices, k') of bool
         True for a local cluster that holds at least one point.
     sizes : ndarray of shape (n_devices, k')
-        Points in every local cluster.
+        Points (total weight, with sample weights) in every local cluster.
     labels : ndarray of shape (n_samples,)
         Local cluster (``0..k'-1``) of every row, in the federation's sorted order.
     n_iter : int
@@ -68,12 +75,13 @@ class LocalClustering:
     n_iter: int
 
 
-def _proximity_means(A, A_hat, nu, seed_points, ratio):
+def _proximity_means(A, A_hat, nu, seed_points, ratio, w=None):
     """Algorithm 1, step 3 (Awasthi & Sheffet, step 2): keep the points ``ratio`` times closer to
     one seed than to every other, and average them.
 
     ``S_r = {i : ratio * ||A_hat_i - nu_r|| <= ||A_hat_i - nu_s|| for all s != r}`` and
-    ``theta_r`` is the mean of ``A_i`` over ``S_r``; an empty ``S_r`` keeps its seed point.
+    ``theta_r`` is the (weighted) mean of ``A_i`` over ``S_r``; an empty ``S_r`` keeps its seed
+    point.
     """
     k = nu.shape[0]
     dist = cdist(A_hat, nu)
@@ -82,29 +90,32 @@ def _proximity_means(A, A_hat, nu, seed_points, ratio):
     closest = dist[rows, nearest]
     dist[rows, nearest] = np.inf
     keep = ratio * closest <= dist.min(axis=1)
-    sums, counts = segment_sums(A[keep], nearest[keep], k)
+    sums, counts = segment_sums(A[keep], nearest[keep], k, None if w is None else w[keep])
     theta = seed_points.astype(np.float64, copy=True)
     filled = counts > 0
     theta[filled] = sums[filled] / counts[filled, None]
     return theta
 
 
-def _seed_device(A, k, seed, ratio, projection):
+def _seed_device(A, k, seed, ratio, projection, w=None):
     """Algorithm 1, steps 1-3 on one device: the starting centers of its local Lloyd run."""
     n, d = A.shape
-    if n <= k:
-        # at most k' points: every point is a cluster of its own
-        return A.astype(np.float64, copy=True)
+    drawable = n if w is None else int((w > 0).sum())
+    if drawable <= k:
+        # at most k' points (of positive weight): every point is a cluster of its own
+        return A[slice(None) if w is None else w > 0].astype(np.float64, copy=True)
     if projection and d > k:
-        # step 1: project onto the span of the top-k' right singular vectors of A
-        _, _, vt = randomized_svd(A, n_components=k, random_state=seed)
+        # step 1: project onto the span of the top-k' right singular vectors of A (of the
+        # rows scaled by sqrt(w) with weights: the weighted second-moment subspace)
+        scaled = A if w is None else A * np.sqrt(w)[:, None]
+        _, _, vt = randomized_svd(scaled, n_components=k, random_state=seed)
         A_hat = A @ vt.T
     else:
         A_hat = A
     # step 2: a constant-factor approximation on the projected points (k-means++ seeding)
-    nu, seed_rows = kmeans_plusplus(A_hat, k, random_state=seed)
+    nu, seed_rows = kmeans_plusplus(A_hat, k, sample_weight=w, random_state=seed)
     # step 3: proximity filter and means
-    return _proximity_means(A, A_hat, nu, A[seed_rows], ratio)
+    return _proximity_means(A, A_hat, nu, A[seed_rows], ratio, w)
 
 
 def awasthi_sheffet(federation: Federation, device_clusters: int, *, random_state=None,
@@ -136,15 +147,18 @@ def awasthi_sheffet(federation: Federation, device_clusters: int, *, random_stat
     seeds = rng.integers(0, 2**31 - 1, size=Z)
     init = np.zeros((Z, k, d), dtype=federation.X.dtype)
     valid = np.zeros((Z, k), dtype=bool)
+    weights = federation.weights
     with per_device_blas(federation):
         for z in range(Z):
-            theta = _seed_device(federation.device_data(z), k, int(seeds[z]), proximity_ratio,
-                                 projection)
+            rows = slice(federation.offsets[z], federation.offsets[z + 1])
+            theta = _seed_device(federation.X[rows], k, int(seeds[z]), proximity_ratio,
+                                 projection, None if weights is None else weights[rows])
             init[z, :len(theta)] = theta
             valid[z, :len(theta)] = True
     result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter)
+    sizes = result.counts if weights is None else result.totals
     return LocalClustering(centers=result.centers, valid=valid & (result.counts > 0),
-                           sizes=result.counts, labels=result.labels, n_iter=result.n_iter)
+                           sizes=sizes, labels=result.labels, n_iter=result.n_iter)
 
 
 def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: int) -> np.ndarray:
@@ -161,7 +175,7 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     while len(chosen) < n_clusters:
         far = int(np.argmax(min_sq))
         if min_sq[far] <= 0.0:
-            raise ValueError(
+            raise InfeasibleSettingError(
                 f"only {len(chosen)} distinct local centers reached the server; k-FED cannot form "
                 f"n_clusters={n_clusters} clusters"
             )
@@ -173,6 +187,18 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
 
 class KFed(FederatedClusteringMixin):
     """k-FED one-shot federated k-means (Dennis, Li & Smith, ICML 2021).
+
+    **When k-FED applies.** k-FED is built for *heterogeneous* federations: each device holds
+    data of only a few of the ``k`` global clusters -- at most ``k'`` of them, the
+    ``device_clusters`` parameter -- and the clusters are well separated (the paper's
+    Definition 3.5; accuracy degrades as the separation drops, see its Fig 1). Each device
+    clusters its own data into ``k'`` clusters, once, and the server merges all local centers
+    into ``k``. Choose ``k'`` as the number of clusters a typical device actually sees (the
+    paper's analysis needs ``k' <= sqrt(k)``). On IID data (every device sees every cluster)
+    k-FED with a small ``k'`` cannot work: each local center then averages several true
+    clusters, and the server merges averages. There, either set ``device_clusters=n_clusters``
+    or use a multi-round method (:class:`~fedclust.DistributedLloyd`,
+    :class:`~fedclust.LocalKMeans`).
 
     Parameters
     ----------
@@ -194,7 +220,8 @@ class KFed(FederatedClusteringMixin):
     local_projection : bool, default=True
         Project each device's data on its top-``k'`` singular subspace (Algorithm 1, step 1).
     participation : float, default=1.0
-        Fraction of devices whose local centers reach the server; the others fail before
+        Fraction of devices whose local centers reach the server: ``max(floor(p Z), 1)`` of
+        the ``Z`` devices (:func:`fedclust.rounds.sample_participants`); the others fail before
         sending, and their points are clustered afterwards like a new device's (Theorem 3.2).
     random_state : int, Generator or None, default=None
         Drives every random choice: the participating devices, the first device of the
@@ -205,7 +232,17 @@ class KFed(FederatedClusteringMixin):
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
     labels_ : ndarray of shape (n_samples,)
         The induced clustering (Definition 3.3): each row takes the global cluster of its local
-        cluster.
+        cluster. This is k-FED's output and the documented exception to
+        ``labels_ == predict(X)``: ``predict`` sends each row to its nearest global center,
+        which differs for a row whose local cluster was merged into another global cluster
+        than the row's nearest one (on well-separated data the two agree).
+    inertia_ : float
+        (Weighted) k-means cost of the induced clustering with ``cluster_centers_``.
+    n_iter_ : int
+        Lloyd rounds run by the server (``server_lloyd_rounds``, fewer if it converged).
+    n_iter_local_ : int
+        Lloyd update steps until every device reached its local fixed point.
+    n_features_in_ : int
     local_centers_ : ndarray of shape (n_local, n_features)
         Every non-empty local center of every device.
     local_center_devices_ : ndarray of shape (n_local,)
@@ -219,11 +256,17 @@ class KFed(FederatedClusteringMixin):
         Ids of the devices whose centers reached the server.
     device_ids_ : ndarray
         Ids of all devices seen in ``fit``.
-    n_iter_local_ : int
     communication_ : Communication
-        One round: each participating device sends its local centers (``k' d`` floats, plus
-        ``k'`` sizes with ``server_weighting="size"``); the server sends the ``k d`` global
-        centers to every device.
+        One round: each participating device sends its local centers (``k' d`` floats, kind
+        ``local_centers``; with ``server_weighting="size"`` also ``k'`` sizes, kind
+        ``local_sizes``); the server sends the ``k d`` global centers to every device (kind
+        ``centers``). ``devices_participating`` is noted.
+
+    Raises
+    ------
+    InfeasibleSettingError
+        From ``fit``, when the participating devices send fewer (distinct) local centers than
+        ``n_clusters``: the message says which limit binds.
 
     Examples
     --------
@@ -238,6 +281,8 @@ class KFed(FederatedClusteringMixin):
     >>> km.communication_["rounds"]
     1
     """
+
+    _labels_are_nearest_center = False
 
     def __init__(self, n_clusters=8, device_clusters=2, *, server_lloyd_rounds=1,
                  server_weighting="uniform", local_max_iter=300, proximity_ratio=3.0,
@@ -269,25 +314,29 @@ class KFed(FederatedClusteringMixin):
                                projection=bool(self.local_projection),
                                max_iter=self.local_max_iter)
 
-    def fit(self, X, devices):
-        """Run k-FED on the federation given by ``X`` and the device of each row.
+    def _check_enough_centers(self, federation, n_sent, n_participating):
+        """Raise :class:`InfeasibleSettingError` naming what limits the local centers sent."""
+        k, kp, Z = self.n_clusters, self.device_clusters, federation.n_devices
+        if n_sent >= k:
+            return
+        if Z * kp < k:
+            why = (f"the {Z} devices can send at most {Z} x k'={kp} = {Z * kp} local centers: "
+                   f"raise device_clusters to at least {-(-k // Z)} or use more devices")
+        elif n_participating < Z:
+            why = (f"only {n_participating} of the {Z} devices participate "
+                   f"(participation={self.participation:g}) and they sent {n_sent}: raise "
+                   f"participation")
+        else:
+            why = (f"the devices hold too few points for k'={kp} clusters each (a device with "
+                   f"at most k' points sends each of its points)")
+        raise InfeasibleSettingError(
+            f"k-FED needs at least n_clusters={k} local centers at the server, but "
+            f"{n_sent} were sent: {why}")
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        devices : array-like of int, shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        federation = Federation.from_devices(X, devices)
-        rng = check_random_state(self.random_state)
+    def _fit(self, federation, rng, comm, callback):
         Z, d, k = federation.n_devices, federation.n_features, self.n_clusters
-        n_participating = max(1, int(round(self.participation * Z)))
         participating = np.zeros(Z, dtype=bool)
-        participating[rng.choice(Z, size=n_participating, replace=False)] = True
+        participating[sample_participants(Z, self.participation, rng)] = True
 
         # Algorithm 1 on every device (a device that fails still clusters its data locally)
         local = self._local_clustering(federation, rng)
@@ -295,11 +344,7 @@ class KFed(FederatedClusteringMixin):
         centers = local.centers[device_of_center, slot]
         sizes = local.sizes[device_of_center, slot]
         sent = participating[device_of_center]
-        if sent.sum() < k:
-            raise ValueError(
-                f"the {n_participating} participating devices sent {int(sent.sum())} local "
-                f"centers, fewer than n_clusters={k}; raise device_clusters or participation"
-            )
+        self._check_enough_centers(federation, int(sent.sum()), int(participating.sum()))
 
         # Algorithm 2 on the local centers that reached the server
         server_centers = centers[sent]
@@ -310,6 +355,7 @@ class KFed(FederatedClusteringMixin):
         server = lloyd(server_centers, init, weights=weights, max_iter=self.server_lloyd_rounds)
         self.server_init_ = init
         self.cluster_centers_ = server.centers
+        self.n_iter_ = server.n_iter
 
         # induced clustering (Definition 3.3); devices that failed map their local centers to the
         # nearest global center, as a new device would (Theorem 3.2)
@@ -329,16 +375,19 @@ class KFed(FederatedClusteringMixin):
         self.participating_devices_ = federation.device_ids[participating]
         self.device_ids_ = federation.device_ids
         self.n_iter_local_ = local.n_iter
-        floats_per_center = d + (1 if self.server_weighting == "size" else 0)
-        self.communication_ = Communication(
-            rounds=1,
-            floats_up=int(sent.sum()) * floats_per_center,
-            floats_down=Z * k * d,
-            messages_up=n_participating,
-            messages_down=Z,
-            devices_participating=n_participating,
-        )
-        return self
+
+        # one round: local centers (and sizes) up from the participants, centers down to all
+        senders = device_of_center[sent]
+        per_device = np.bincount(senders, minlength=Z)
+        talkers = np.flatnonzero(participating)
+        comm.send("local_centers", talkers, SERVER, floats=per_device[talkers] * d)
+        if self.server_weighting == "size":
+            size_kind = {"ints": per_device[talkers]} if federation.weights is None else \
+                {"floats": per_device[talkers]}
+            comm.send("local_sizes", talkers, SERVER, **size_kind)
+        comm.send("centers", SERVER, np.arange(Z), floats=k * d)
+        comm.add_rounds(1)
+        comm.note("devices_participating", int(participating.sum()))
 
     def predict(self, X, devices=None):
         """Cluster new data with the fitted global centers.
@@ -361,7 +410,7 @@ class KFed(FederatedClusteringMixin):
         check_is_fitted(self, "cluster_centers_")
         X = self._check_test_data(X)
         federation = Federation.from_devices(X, check_devices(devices, X.shape[0]))
-        local = self._local_clustering(federation, check_random_state(self.random_state))
+        local = self._local_clustering(federation, fit_rng(self.random_state))
         global_of_local = assign(local.centers.reshape(-1, X.shape[1]),
                                  self.cluster_centers_)[0].reshape(local.valid.shape)
         induced = global_of_local[federation.device_of_row, local.labels]

@@ -10,20 +10,20 @@ LocalKMeans is exactly centralized Lloyd; with no aggregation the machines never
 
 Initialization is LocalKMeans++ (the paper's Algorithm 2): k-means++ run without moving data,
 whose output has the distribution of centralized k-means++
-(:func:`~fedclust.algorithms._seeding.distributed_kmeans_plusplus`), or any given centers (the
-synthetic experiments perturb the true centers).
+(:func:`~fedclust.seeding.distributed_kmeans_plusplus`), or any given centers (the synthetic
+experiments perturb the true centers).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
-from ..federation import Federation
+from .._validation import check_int
+from ..communication import SERVER
 from ..lloyd import assign, assign_by_device, squared_norms, update_centers
-from ..metrics import misclustering_by_group, misclustering_rate
+from ..rounds import RoundState, aggregate_centers
+from ..seeding import initial_centers
 from ._base import FederatedClusteringMixin
-from ._seeding import initial_centers
 
 __all__ = ["LocalKMeans"]
 
@@ -53,23 +53,45 @@ class LocalKMeans(FederatedClusteringMixin):
         of ``L``, or no aggregation) the machines' final centers are aggregated once more, in a
         final upload that ``communication_`` counts.
     labels_ : ndarray of shape (n_samples,)
-        Each row's cluster under its machine's final centers.
+        Nearest center of ``cluster_centers_`` for every training row (``predict(X)``).
+    machine_labels_ : ndarray of shape (n_samples,)
+        Each row's cluster under its own machine's final centers (what the machines hold
+        after the last iteration; the paper's misclustering is measured on these).
     machine_centers_ : ndarray of shape (n_machines, n_clusters, n_features)
         Every machine's centers after the last iteration (before the final aggregate).
+    inertia_ : float
+        (Weighted) k-means cost of the training rows under ``cluster_centers_``.
+    n_iter_ : int
+        ``T``.
+    n_machines_ : int
     history_ : dict of ndarray
         Indexed by iteration ``t = 0..T`` (``t = 0`` is the initialization): ``iteration``,
         ``objective`` (k-means cost of every row to its machine's current centers),
         ``global_objective`` (k-means cost of all rows under the size-weighted aggregate of the
         machines' current centers -- the global model the server would hold if it synchronized
-        at ``t``), ``aggregated`` (whether iteration ``t`` ended with an aggregation) and, when
-        ``fit``
-        received ``y_true``, ``misclustering`` (whole federation, one permutation of the labels)
-        and ``machine_misclustering`` of shape ``(T + 1, n_machines)`` (each machine with its
-        own best permutation).
+        at ``t``) and ``aggregated`` (whether iteration ``t`` ended with an aggregation). Pass a
+        ``callback`` to ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate each
+        iteration's labels.
     communication_ : Communication
-        Seeding, the broadcast of the initial centers (``M K d`` floats down), and per
-        aggregation ``M (K d + K)`` floats up (local centers and sizes) and ``M K d`` down.
+        Seeding, the broadcast of the initial centers (``K d`` floats to every machine), and
+        per aggregation ``K d`` floats and ``K`` integers up from every machine (local
+        centers and sizes; weight totals, floats, with sample weights) and ``K d`` floats down.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust import LocalKMeans
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 0.1, (40, 2)), rng.normal(5, 0.1, (40, 2))]
+    >>> km = LocalKMeans(2, local_steps=3, n_iter=6, random_state=0).fit(X, np.arange(80) % 4)
+    >>> km.history_["aggregated"].nonzero()[0].tolist()
+    [3, 6]
+    >>> kinds = km.communication_.by_kind().set_index("kind")
+    >>> int(kinds.loc["local_centers", "floats"])  # 2 aggregations x 4 machines x K d = 4
+    32
     """
+
+    _reports_rounds = True
 
     def __init__(self, n_clusters=8, local_steps=1, *, n_iter=20, init="k-means++",
                  random_state=None):
@@ -85,96 +107,71 @@ class LocalKMeans(FederatedClusteringMixin):
             check_int(self.local_steps, "local_steps", low=1)
         check_int(self.n_iter, "n_iter", low=1)
 
-    @staticmethod
-    def _aggregate(machine_centers, sizes, previous):
-        """Each cluster's center averaged over machines, weighted by local cluster sizes; a
-        cluster empty on every machine keeps its previous global center."""
-        totals = sizes.sum(axis=0)
-        weighted = np.einsum("mk,mkd->kd", sizes, machine_centers)
-        out = previous.copy()
-        nonempty = totals > 0
-        out[nonempty] = weighted[nonempty] / totals[nonempty, None]
-        return out
-
-    def fit(self, X, devices, y_true=None):
-        """Run LocalKMeans on the federation given by ``X`` and the machine of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        devices : array-like of int, shape (n_samples,)
-            The machine of each row.
-        y_true : array-like of shape (n_samples,), optional
-            Reference labels, used only to record ``history_["misclustering"]`` at every
-            iteration; the algorithm never reads them.
-        """
-        self._check_params()
-        federation = Federation.from_devices(X, devices)
-        rng = check_random_state(self.random_state)
+    def _fit(self, federation, rng, comm, callback):
+        X, w = federation.X, federation.weights
         Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
         L, T = self.local_steps, self.n_iter
-        truth = None
-        if y_true is not None:
-            y_true = np.asarray(y_true)
-            if y_true.shape != (federation.n_samples,):
-                raise ValueError(f"y_true must have shape ({federation.n_samples},); got "
-                                 f"{y_true.shape}")
-            truth = y_true[federation.order]
-        machine_of_row = federation.device_of_row
+        machines = np.arange(Z)
+        counts = {"ints": k} if w is None else {"floats": k}
 
-        global_centers, comm = initial_centers(self.init, federation, self.n_clusters, rng)
-        seeding_rounds = comm["rounds"]
-        comm.add_round(up_floats=0, down_floats=Z * k * d, up_messages=0, down_messages=Z)
+        global_centers = initial_centers(self.init, federation, k, rng, comm)
+        comm.note("seeding_rounds", comm["rounds"])
+        comm.send("centers", SERVER, machines, floats=k * d)
+        comm.add_rounds(1)
         machine_centers = np.repeat(global_centers[None], Z, axis=0)
-        x_sq = squared_norms(federation.X)
-        segments = machine_of_row * k
+        x_sq = squared_norms(X)
+        segments = federation.device_of_row * k
+        row_w = federation.row_weights
 
         history = {"iteration": np.arange(T + 1), "objective": np.empty(T + 1),
                    "global_objective": np.empty(T + 1),
                    "aggregated": np.zeros(T + 1, dtype=bool)}
-        if truth is not None:
-            history["misclustering"] = np.empty(T + 1)
-            history["machine_misclustering"] = np.empty((T + 1, Z))
 
-        def record(t, labels, sq, virtual_centers=None):
-            # virtual_centers=None: the machines hold the global centers (t = 0 or just
-            # synchronized), so the global model's objective is the machines' own
-            history["objective"][t] = sq.sum()
-            history["global_objective"][t] = history["objective"][t] if virtual_centers is None \
-                else assign(federation.X, virtual_centers, x_sq=x_sq)[1].sum()
-            if truth is not None:
-                history["misclustering"][t] = misclustering_rate(truth, labels)
-                history["machine_misclustering"][t] = misclustering_by_group(
-                    truth, labels, machine_of_row, Z)
+        def record(t, labels, sq, synchronized, virtual_centers):
+            history["objective"][t] = sq @ row_w
+            # synchronized: the machines hold the global centers, whose objective is theirs
+            history["global_objective"][t] = history["objective"][t] if synchronized else \
+                assign(X, virtual_centers, x_sq=x_sq)[1] @ row_w
+            if callback is not None:
+                callback(RoundState(
+                    round=t, centers=global_centers if synchronized else virtual_centers,
+                    aggregated=bool(history["aggregated"][t]),
+                    objective=history["objective"][t],
+                    global_objective=history["global_objective"][t],
+                    device_centers=machine_centers, participants=machines,
+                    sorted_labels=labels, order=federation.order))
 
         labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-        record(0, labels, sq)
-        sizes = None
+        record(0, labels, sq, True, None)
+        totals = None
         for t in range(1, T + 1):
             # one local Lloyd step on every machine, from its current centers
-            machine_centers, sizes = update_centers(federation.X, segments + labels,
-                                                    machine_centers)
-            if L is not None and t % L == 0:
-                # synchronization: size-weighted aggregate, broadcast to every machine
-                global_centers = self._aggregate(machine_centers, sizes, global_centers)
+            machine_centers, totals = update_centers(X, segments + labels, machine_centers, w)
+            synchronized = L is not None and t % L == 0
+            virtual = None
+            if synchronized:
+                # size-weighted aggregate, broadcast to every machine
+                global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
                 machine_centers[:] = global_centers
                 history["aggregated"][t] = True
-                comm.add_round(up_floats=Z * (k * d + k), down_floats=Z * k * d, up_messages=Z,
-                               down_messages=Z)
+                comm.send("local_centers", machines, SERVER, floats=k * d)
+                comm.send("local_counts", machines, SERVER, **counts)
+                comm.send("centers", SERVER, machines, floats=k * d)
+                comm.add_rounds(1)
+            else:
+                virtual, _ = aggregate_centers(machine_centers, totals, global_centers)
             labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
-            record(t, labels, sq, None if history["aggregated"][t] else
-                   self._aggregate(machine_centers, sizes, global_centers))
+            record(t, labels, sq, synchronized, virtual)
 
         self.machine_centers_ = machine_centers.copy()
         if not history["aggregated"][T]:
             # the final aggregate the estimator reports needs one more upload
-            global_centers = self._aggregate(machine_centers, sizes, global_centers)
-            comm["floats_up"] += Z * (k * d + k)
-            comm["messages_up"] += Z
-        comm["seeding_rounds"] = seeding_rounds
+            global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
+            comm.send("local_centers", machines, SERVER, floats=k * d)
+            comm.send("local_counts", machines, SERVER, **counts)
         self.cluster_centers_ = global_centers
-        self.labels_ = federation.to_original_order(labels)
+        self.machine_labels_ = federation.to_original_order(labels)
+        self.labels_ = federation.to_original_order(assign(X, global_centers, x_sq=x_sq)[0])
         self.history_ = history
-        self.communication_ = comm
+        self.n_iter_ = T
         self.n_machines_ = Z
-        return self

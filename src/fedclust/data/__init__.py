@@ -5,103 +5,74 @@ offline mirror it reads the same files from that folder and verifies the same ch
 Processed arrays are cached as HDF5 (:mod:`fedclust.data.cache`).
 """
 
-from .cifar10 import (
-                      CIFAR10_CLASSES,
-                      CIFAR10_FILES,
-                      CIFAR10_SOURCES,
-                      Cifar10Data,
-                      Cifar10FormatError,
-                      cache_cifar10,
-                      fetch_cifar10_jpeg,
-                      fetch_cifar10_python,
-                      load_cifar10,
-                      load_cifar10_cache,
-                      read_cifar10_batch,
-                      read_cifar10_jpeg_tar,
-                      read_cifar10_python,
-)
-from .download import ChecksumError, DataUnavailableError, RemoteFile, fetch, verify_file
-from .femnist import (
-                      TFF_EMNIST_FILES,
-                      FederatedImages,
-                      FemnistFormatError,
-                      cache_femnist,
-                      fetch_tff_emnist,
-                      leaf_femnist_dirs,
-                      load_femnist_cache,
-                      load_leaf_femnist,
-                      load_tff_emnist_h5,
-)
-from .gaussian_mixture import SeparatedMixture, make_separated_mixture
-from .mnist import MNIST_FILES, fetch_mnist, load_mnist
-from .postures import (
-                      POSTURES_SUBSET,
-                      PosturesData,
-                      fetch_postures_subset,
-                      load_postures,
-                      postures_features,
-)
-from .shakespeare import (
-                      SHAKESPEARE_RAW,
-                      FederatedText,
-                      ShakespeareUsers,
-                      build_shakespeare_dataset,
-                      cache_shakespeare,
-                      fetch_shakespeare,
-                      leaf_users,
-                      load_shakespeare_cache,
-                      load_shakespeare_users,
-                      parse_plays,
-                      sample_users,
-)
+from importlib import import_module
 
-__all__ = [
-    "CIFAR10_CLASSES",
-    "CIFAR10_FILES",
-    "CIFAR10_SOURCES",
-    "Cifar10Data",
-    "Cifar10FormatError",
-    "POSTURES_SUBSET",
-    "PosturesData",
-    "cache_cifar10",
-    "fetch_cifar10_jpeg",
-    "fetch_cifar10_python",
-    "fetch_postures_subset",
-    "load_cifar10",
-    "load_cifar10_cache",
-    "load_postures",
-    "postures_features",
-    "read_cifar10_batch",
-    "read_cifar10_jpeg_tar",
-    "read_cifar10_python",
-    "ChecksumError",
-    "DataUnavailableError",
-    "FederatedImages",
-    "FederatedText",
-    "FemnistFormatError",
-    "MNIST_FILES",
-    "RemoteFile",
-    "SHAKESPEARE_RAW",
-    "SeparatedMixture",
-    "ShakespeareUsers",
-    "TFF_EMNIST_FILES",
-    "build_shakespeare_dataset",
-    "cache_femnist",
-    "cache_shakespeare",
-    "fetch",
-    "fetch_mnist",
-    "fetch_shakespeare",
-    "fetch_tff_emnist",
-    "leaf_femnist_dirs",
-    "leaf_users",
-    "load_femnist_cache",
-    "load_leaf_femnist",
-    "load_mnist",
-    "load_shakespeare_cache",
-    "load_shakespeare_users",
-    "load_tff_emnist_h5",
-    "make_separated_mixture",
-    "parse_plays",
-    "sample_users",
-    "verify_file",
-]
+_EXPORTS = {
+    "CIFAR10_CLASSES": "cifar10",
+    "CIFAR10_FILES": "cifar10",
+    "CIFAR10_PYTHON_BATCHES": "cifar10",
+    "CIFAR10_SOURCES": "cifar10",
+    "ChecksumError": "download",
+    "Cifar10Data": "cifar10",
+    "Cifar10FormatError": "cifar10",
+    "DataUnavailableError": "download",
+    "FederatedImages": "femnist",
+    "FederatedText": "shakespeare",
+    "FemnistFormatError": "femnist",
+    "MNIST_FILES": "mnist",
+    "POSTURES_CSV": "postures",
+    "POSTURES_SUBSET": "postures",
+    "PosturesData": "postures",
+    "RemoteFile": "download",
+    "SHAKESPEARE_RAW": "shakespeare",
+    "SeparatedMixture": "gaussian_mixture",
+    "ShakespeareUsers": "shakespeare",
+    "TFF_EMNIST_FILES": "femnist",
+    "TFF_EMNIST_H5": "femnist",
+    "build_shakespeare_dataset": "shakespeare",
+    "cache_cifar10": "cifar10",
+    "cache_femnist": "femnist",
+    "cache_shakespeare": "shakespeare",
+    "fetch": "download",
+    "fetch_cifar10_jpeg": "cifar10",
+    "fetch_cifar10_python": "cifar10",
+    "fetch_mnist": "mnist",
+    "fetch_postures_subset": "postures",
+    "fetch_shakespeare": "shakespeare",
+    "fetch_tff_emnist": "femnist",
+    "leaf_femnist_dirs": "femnist",
+    "leaf_users": "shakespeare",
+    "load_cifar10": "cifar10",
+    "load_cifar10_cache": "cifar10",
+    "load_femnist_cache": "femnist",
+    "load_leaf_femnist": "femnist",
+    "load_mnist": "mnist",
+    "load_postures": "postures",
+    "load_shakespeare_cache": "shakespeare",
+    "load_shakespeare_users": "shakespeare",
+    "load_tff_emnist_h5": "femnist",
+    "make_separated_mixture": "gaussian_mixture",
+    "parse_plays": "shakespeare",
+    "postures_features": "postures",
+    "read_cifar10_batch": "cifar10",
+    "read_cifar10_jpeg_tar": "cifar10",
+    "read_cifar10_python": "cifar10",
+    "sample_users": "shakespeare",
+    "verify_file": "download",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    # modules load on first use: the pipeline registry reads file names without the
+    # numerical stack
+    if name in _EXPORTS:
+        value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -39,15 +39,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .._validation import check_choice
+from ..progress import progress as _progress
 from .cache import read_h5, write_h5
 from .download import DataUnavailableError, RemoteFile, extract_members, fetch, verify_file
 
 __all__ = [
     "BATCH_FOLDER",
     "CIFAR10_BATCHES",
+    "CIFAR10_PYTHON_BATCHES",
     "CIFAR10_BATCH_MD5",
     "CIFAR10_CLASSES",
     "CIFAR10_FILES",
@@ -113,6 +114,8 @@ CIFAR10_BATCH_MD5 = {
 
 
 _BATCH_NAMES = CIFAR10_BATCHES["train"] + CIFAR10_BATCHES["test"]
+#: Every file of ``cifar-10-batches-py`` the loader reads.
+CIFAR10_PYTHON_BATCHES = _BATCH_NAMES
 
 
 class Cifar10FormatError(ValueError):
@@ -387,9 +390,9 @@ def read_cifar10_jpeg_tar(path, *, progress: bool = True) -> dict[str, tuple[np.
         if twice:
             raise Cifar10FormatError(f"{path}: member(s) {twice[:3]} occur twice")
         images = np.empty((len(items),) + IMAGE_SHAPE, dtype=np.uint8)
-        for i, (name, _, payload) in enumerate(tqdm(
+        for i, (name, _, payload) in enumerate(_progress(
                 items, desc=f"decoding CIFAR-10 {split} JPEGs", unit="img",
-                disable=not progress, mininterval=1.0)):
+                disable=not progress)):
             images[i] = _decode_jpeg(payload, f"{path}: member {name!r}")
         out[split] = (images, np.array([item[1] for item in items], dtype=np.int64))
     return out

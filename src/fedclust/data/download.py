@@ -10,17 +10,16 @@ path, so nothing half-written or corrupt is ever left behind.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from tqdm.auto import tqdm
+from ..io import atomic_path
+from ..progress import progress_bar
 
 __all__ = ["RemoteFile", "fetch", "verify_file", "file_sha256", "extract_members",
            "ChecksumError", "DataUnavailableError"]
@@ -103,15 +102,16 @@ def verify_file(path, *, md5: str | None = None, sha256: str | None = None,
             )
 
 
-def _download(url: str, target: Path, progress: bool) -> None:
+def _download(url: str, target: Path, label: str, progress: bool) -> None:
     request = urllib.request.Request(url, headers={"User-Agent": "fedclust"})
     with urllib.request.urlopen(request, timeout=60) as response, open(target, "wb") as out:
         total = int(response.headers.get("Content-Length") or 0) or None
-        with tqdm(total=total, unit="B", unit_scale=True, desc=target.name.split(".part")[0],
-                  disable=not progress) as bar:
-            for chunk in iter(lambda: response.read(_CHUNK), b""):
-                out.write(chunk)
-                bar.update(len(chunk))
+        bar = progress_bar(desc=f"downloading {label}", total=total, unit="B",
+                           disable=not progress)
+        for chunk in iter(lambda: response.read(_CHUNK), b""):
+            out.write(chunk)
+            bar.update(len(chunk))
+        bar.close()
 
 
 def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -> Path:
@@ -141,11 +141,7 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
     if dest.exists():
         remote.verify(dest, remote.name)
         return dest
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=f".{remote.name}.", suffix=".part")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(dest, suffix=".part") as tmp:
         if mirror is not None:
             source = Path(mirror) / remote.mirror_path
             if not source.is_file():
@@ -159,7 +155,7 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
             errors = []
             for url in remote.urls:
                 try:
-                    _download(url, tmp, progress)
+                    _download(url, tmp, remote.name, progress)
                     break
                 except (urllib.error.URLError, OSError, TimeoutError) as exc:
                     errors.append(f"{url}: {exc}")
@@ -171,9 +167,6 @@ def fetch(remote: RemoteFile, dest_dir, *, mirror=None, progress: bool = True) -
                 )
             label = remote.name
         remote.verify(tmp, label)
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
     return dest
 
 
@@ -220,15 +213,10 @@ def extract_members(archive, dest, names, *, error: type[Exception] = ValueError
             if len(hits) != 1:
                 raise error(f"{archive}: expected one member named {name!r}, found {len(hits)} "
                             f"(members: {[m.name for m in members][:10]})")
-            fd, tmp_name = tempfile.mkstemp(dir=dest, prefix=f".{name}.", suffix=".part")
-            tmp = Path(tmp_name)
-            try:
-                with os.fdopen(fd, "wb") as out, tar.extractfile(hits[0]) as src:
+            with atomic_path(dest / name, suffix=".part") as tmp:
+                with open(tmp, "wb") as out, tar.extractfile(hits[0]) as src:
                     shutil.copyfileobj(src, out, _CHUNK)
                 if verify is not None:
                     verify(tmp, name, f"{name} (member {hits[0].name!r} of {archive})")
-                os.replace(tmp, dest / name)
-            finally:
-                tmp.unlink(missing_ok=True)
             written.append(dest / name)
     return written

@@ -42,6 +42,7 @@ from .cache import read_h5, write_h5
 from .download import RemoteFile, extract_members, fetch, file_sha256
 
 __all__ = [
+    "TFF_EMNIST_H5",
     "FederatedImages",
     "FemnistFormatError",
     "N_CLASSES",
@@ -75,6 +76,9 @@ def _tff_file(name: str, sha256: str) -> RemoteFile:
     return RemoteFile(name=name, urls=(_TFF_URL + name,),
                       mirror_path=f"tff-datasets-public/{name}", sha256=sha256)
 
+
+#: The two HDF5 files of TFF's 62-class archive (what ``fetch_tff_emnist`` unpacks).
+TFF_EMNIST_H5 = ("fed_emnist_train.h5", "fed_emnist_test.h5")
 
 TFF_EMNIST_FILES = {
     "all": _tff_file("fed_emnist.tar.bz2",

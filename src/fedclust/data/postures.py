@@ -36,7 +36,7 @@ import pandas as pd
 from ..io import atomic_path
 from .download import RemoteFile, fetch
 
-__all__ = ["POSTURES_SUBSET", "POSTURES_UCI", "POSTURES_UCI_URL", "PosturesData",
+__all__ = ["POSTURES_CSV", "POSTURES_SUBSET", "POSTURES_UCI", "POSTURES_UCI_URL", "PosturesData",
            "fetch_postures_subset", "fetch_postures_uci", "load_postures", "postures_features",
            "postures_csv_from_archive"]
 
@@ -52,7 +52,9 @@ POSTURES_SUBSET = RemoteFile(
 )
 
 _MARKER_COLUMNS = [f"{axis}{i}" for i in range(12) for axis in "XYZ"]
-_CSV_NAME = "Postures.csv"
+#: The CSV inside UCI's archive (and the name it is fetched to).
+POSTURES_CSV = "Postures.csv"
+_CSV_NAME = POSTURES_CSV
 _COLUMNS = ["Class", "User", *_MARKER_COLUMNS]
 
 

@@ -52,10 +52,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
 from .._validation import check_choice, check_int, check_real
 from ..data.cache import read_h5, write_h5
+from ..progress import progress_bar
 from ._torchvision import import_torchvision
 
 __all__ = [
@@ -294,9 +294,9 @@ def _train(model, X, y, *, normalize, augment, epochs, batch_size, lr, generator
         order = torch.randperm(X.shape[0], generator=generator)
         ends = starts[1:] + [X.shape[0]]
         loss_sum, correct = 0.0, 0
-        bar = tqdm(zip(starts, ends, strict=True), total=len(starts), disable=not progress,
-                   desc=f"{desc} epoch {epoch + 1}/{epochs}", unit="batch")
-        for start, end in bar:
+        bar = progress_bar(total=len(starts), disable=not progress,
+                           desc=f"{desc} epoch {epoch + 1}/{epochs}", unit="batch")
+        for start, end in zip(starts, ends, strict=True):
             idx = order[start:end]
             batch = X[idx]
             if augment is not None:
@@ -310,6 +310,7 @@ def _train(model, X, y, *, normalize, augment, epochs, batch_size, lr, generator
             value = loss.item()
             loss_sum += value * (end - start)
             correct += int((logits.detach().argmax(1) == y[idx]).sum())
+            bar.update()
             bar.set_postfix(loss=f"{value:.3f}")
         bar.close()
         history["train_loss"].append(loss_sum / X.shape[0])

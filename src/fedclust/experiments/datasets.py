@@ -6,8 +6,12 @@ Each data set is prepared once into ``data/<name>/features.h5`` holding
 * ``y`` -- (n,) int64 class labels (-1 where the data set has none),
 * ``devices`` -- (n,) int64 natural device of each row (-1 where there is no natural partition),
 
-plus attributes describing the source and the preparation parameters. MNIST has no natural
-devices; FEMNIST's devices are its writers; Shakespeare's are its speaking roles.
+plus attributes describing the source and the preparation parameters: a ``title`` (how
+figures name it, saying which release was used, e.g. "CIFAR-10 (JPEG re-encoding), CNN
+features") and a ``description`` (the files and preparation, for the tables' ``data`` column).
+MNIST has no natural devices; FEMNIST's devices are its writers; Shakespeare's are its speaking
+roles; Postures' its users. The data sets themselves are declared in
+:data:`fedclust.pipeline.data.DATASETS`.
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ from ..data.cache import read_h5, write_h5
 from ..data.download import file_sha256
 from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
 from ..data.mnist import load_mnist
-from ..data.postures import load_postures, postures_features
+from ..data.postures import POSTURES_SUBSET, load_postures, postures_features
 from ..data.shakespeare import build_shakespeare_dataset
-from ._seeds import run_seed
+from ..pipeline.data import DATASETS
+from ..seeds import seed_for
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
-           "prepare_postures", "write_prepared", "read_prepared", "DATASETS"]
-
-DATASETS = ("mnist", "femnist", "shakespeare", "postures", "mnist_cnn", "cifar10_cnn")
+           "prepare_postures", "prepare", "embed", "write_prepared", "read_prepared"]
 
 
 @dataclass
@@ -42,6 +45,11 @@ class PreparedData:
     devices: np.ndarray
     description: str = ""
     params: dict = field(default_factory=dict)
+    title: str = ""
+
+    def __post_init__(self):
+        if not self.title:
+            self.title = DATASETS[self.name].title if self.name in DATASETS else self.name
 
     @property
     def has_devices(self) -> bool:
@@ -57,7 +65,7 @@ def _subsample(n: int, max_samples, seed: int) -> np.ndarray:
 def prepare_mnist(raw_dir, *, split: str = "all", max_samples=None, seed: int = 0):
     """MNIST pixels in [0, 1] (784 features), optionally a seeded subsample of rows."""
     X, y = load_mnist(raw_dir, split=split)
-    rows = _subsample(len(X), max_samples, run_seed(seed, 0))
+    rows = _subsample(len(X), max_samples, seed_for(seed, "data", "mnist", "subsample"))
     return PreparedData(
         name="mnist", X=X[rows], y=y[rows], devices=np.full(len(rows), -1, dtype=np.int64),
         description=f"MNIST {split} ({len(rows)} of {len(X)} images), pixels/255",
@@ -77,8 +85,8 @@ def prepare_femnist(*, leaf_dirs=None, tff_h5=None, split: str = "all", max_writ
         load_tff_emnist_h5(tff_h5)
     writers = data.writers
     if max_writers and max_writers < data.n_writers:
-        keep = np.random.default_rng(run_seed(seed, 1)).choice(data.n_writers, size=max_writers,
-                                                                 replace=False)
+        keep = np.random.default_rng(seed_for(seed, "data", "femnist", "writers")).choice(
+            data.n_writers, size=max_writers, replace=False)
         rows = np.flatnonzero(np.isin(writers, keep))
     else:
         rows = np.arange(data.n_samples)
@@ -101,7 +109,8 @@ def prepare_shakespeare(raw_path, *, n_users: int = 109, max_samples_per_user: i
     """
     data = build_shakespeare_dataset(raw_path, n_users=n_users,
                                      max_samples_per_user=max_samples_per_user,
-                                     min_samples=min_samples, random_state=run_seed(seed, 2))
+                                     min_samples=min_samples,
+                                     random_state=seed_for(seed, "data", "shakespeare", "roles"))
     return PreparedData(
         name="shakespeare", X=data.X, y=np.asarray(data.y, dtype=np.int64),
         devices=np.asarray(data.devices, dtype=np.int64),
@@ -116,12 +125,13 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
     posture class, ``devices`` = the user (the natural partition)."""
     data = load_postures(csv_path)
     X, kept = postures_features(data, max_missing=max_missing, standardize=standardize)
-    subset = "subset" in Path(csv_path).name
+    subset = Path(csv_path).name == POSTURES_SUBSET.name
     # UCI publishes no checksum: name the exact bytes the results come from
     digest = file_sha256(csv_path)
     source = "real subset: classes 1-3, users 0-2" if subset else f"{Path(csv_path).name}"
     return PreparedData(
         name="postures", X=X, y=data.posture, devices=data.user,
+        title="Hand Postures (subset: classes 1-3, users 0-2)" if subset else "Hand Postures",
         description=f"UCI Hand Postures ({source}, sha256 {digest[:12]}): {len(X)} rows, "
                     f"{len(kept)} marker coordinates (<= {max_missing:.0%} missing, "
                     f"mean-imputed), {len(np.unique(data.posture))} postures",
@@ -129,11 +139,91 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
                 "columns": kept})
 
 
+def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> PreparedData:
+    """Prepare data set ``name`` from its raw files (``fedclust.pipeline.data.raw_files``)
+    with its (schema-validated) ``datasets.<name>`` config section."""
+    if name == "mnist":
+        return prepare_mnist(Path(inputs[0]).parent, split=settings["split"],
+                             max_samples=settings["max_samples"], seed=seed)
+    if name == "femnist":
+        if all(str(p).endswith(".h5") for p in inputs):  # TFF's release
+            train = [p for p in inputs if str(p).endswith("_train.h5")][0]
+            return prepare_femnist(tff_h5=train, max_writers=settings["max_writers"], seed=seed)
+        dirs = sorted({str(Path(p).parent.parent) for p in inputs})
+        return prepare_femnist(leaf_dirs=dirs, split=settings["split"],
+                               max_writers=settings["max_writers"], seed=seed)
+    if name == "shakespeare":
+        return prepare_shakespeare(inputs[0], n_users=settings["n_users"],
+                                   max_samples_per_user=settings["max_samples_per_user"],
+                                   min_samples=settings["min_samples"], seed=seed)
+    if name == "postures":
+        return prepare_postures(inputs[0], max_missing=settings["max_missing"],
+                                standardize=settings["standardize"])
+    raise ValueError(f"{name!r} is not prepared from raw files (known: mnist, femnist, "
+                     f"shakespeare, postures; embeddings come from fedclust.experiments."
+                     f"datasets.embed)")
+
+
+def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
+    """Train the small CNN of ``name`` (``mnist_cnn`` or ``cifar10_cnn``) on CPU, record its
+    test accuracy, and embed the first ``n_embed`` training images.
+
+    Returns
+    -------
+    data : PreparedData
+    summary : DataFrame
+        One row: source, model, embedding size, test accuracy, training time.
+    """
+    import pandas as pd
+
+    from ..data.cifar10 import load_cifar10_cache
+    from ..embed import train_and_embed
+
+    if name == "mnist_cnn":
+        root = Path(inputs[0]).parent
+        X_train, y_train = load_mnist(root, split="train")
+        X_test, y_test = load_mnist(root, split="test")
+        model, source, title = "mnist", "MNIST (official idx files)", "MNIST, CNN features"
+    elif name == "cifar10_cnn":
+        images = load_cifar10_cache(inputs[0])
+        X_train, y_train = images.X_train, images.y_train
+        X_test, y_test = images.X_test, images.y_test
+        model, source = "cifar10", f"CIFAR-10, {images.source}"
+        jpeg = "jpeg" in images.source.lower()
+        title = "CIFAR-10 (JPEG re-encoding), CNN features" if jpeg else \
+            "CIFAR-10, CNN features"
+    else:
+        raise ValueError(f"no embedding for data set {name!r}; expected mnist_cnn or "
+                         f"cifar10_cnn")
+    n_embed = min(settings["n_embed"], len(X_train))
+    result = train_and_embed(model, X_train, y_train, X_test, y_test, X_train[:n_embed],
+                             y_train[:n_embed], epochs=settings["epochs"],
+                             max_train=settings["max_train"],
+                             seed=seed_for(seed, "embedding", name))
+    features = result.embeddings
+    description = (f"{features.shape[1]}-d CNN features of the first {n_embed} training "
+                   f"images of {source}; test accuracy {result.test_accuracy:.4f}")
+    params = {**result.params, "test_accuracy": result.test_accuracy, "source": source,
+              "history": result.history}
+    data = PreparedData(name=name, X=features, y=result.labels,
+                        devices=np.full(len(features), -1, dtype=np.int64),
+                        description=description, params=params, title=title)
+    summary = pd.DataFrame([{
+        "dataset": name, "source": source, "model": model,
+        "embedding_dim": features.shape[1], "n_embedded": len(features),
+        "epochs": result.params.get("epochs"),
+        "train_images": settings["max_train"] or len(X_train),
+        "test_accuracy": result.test_accuracy,
+        "train_seconds": float(np.sum(result.history.get("epoch_seconds", [np.nan]))),
+    }])
+    return data, summary
+
+
 def write_prepared(data: PreparedData, path) -> Path:
     """Cache ``data`` as HDF5 (atomic)."""
     return write_h5(path, {"X": np.asarray(data.X, dtype=np.float32), "y": data.y,
                            "devices": data.devices},
-                    {"name": data.name, "description": data.description,
+                    {"name": data.name, "description": data.description, "title": data.title,
                      "params": json.dumps(data.params, default=str)})
 
 
@@ -145,4 +235,4 @@ def read_prepared(path) -> PreparedData:
             raise ValueError(f"{path}: not a prepared data set (attribute {key!r} missing)")
     return PreparedData(name=attrs["name"], X=arrays["X"], y=arrays["y"],
                         devices=arrays["devices"], description=attrs["description"],
-                        params=json.loads(attrs["params"]))
+                        params=json.loads(attrs["params"]), title=attrs.get("title", ""))

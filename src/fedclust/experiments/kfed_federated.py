@@ -18,20 +18,31 @@ the natural (writer) partition towards IID.
 
 Costs are k-means costs of the returned centers (every point to its nearest center);
 accuracies compare with the oracle labels up to permutation.
+
+Seeds. Every run draws from seeds named after what it is (:func:`fedclust.seeds.seed_for`):
+the partition of a run is named by the experiment, data set, ``k``, ``k'`` and run -- not by the
+algorithm or participation level it is shared across -- and each fit by all of these plus its
+own setting. Adding or removing a ``k'``, a participation level, a data set or an algorithm
+leaves every other number unchanged. A setting k-FED cannot run
+(:class:`~fedclust.exceptions.InfeasibleSettingError`) is logged and written as a skipped row.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .._validation import check_random_state
 from ..algorithms import DistributedLloyd, KFed
+from ..exceptions import InfeasibleSettingError
 from ..federation import iid_partition, structured_partition
-from ..io import tidy
+from ..io import skipped, tidy
 from ..metrics import clustering_accuracy, kmeans_cost
-from ._seeds import run_seed
+from ..progress import progress
+from ..seeds import seed_for
+from .kfed_synthetic import device_clusters_for
 
 __all__ = [
     "Oracle",
@@ -41,7 +52,13 @@ __all__ = [
     "new_devices_vs_refit",
     "mix_partition",
     "heterogeneity_sweep",
+    "clusters_per_device",
+    "cost_gap_ratio",
+    "run_experiment",
+    "EXPERIMENTS",
 ]
+
+log = logging.getLogger(__name__)
 
 
 class Oracle:
@@ -65,7 +82,7 @@ class Oracle:
         return self.centers.shape[0]
 
 
-def _kfed_metrics(X, model, oracle: Oracle, prefix: str = "") -> dict:
+def _quality(X, model, oracle: Oracle, prefix: str = "") -> dict:
     cost = kmeans_cost(X, model.cluster_centers_)
     return {
         f"{prefix}cost": cost,
@@ -74,14 +91,23 @@ def _kfed_metrics(X, model, oracle: Oracle, prefix: str = "") -> dict:
     }
 
 
-def _communication(model, prefix: str) -> dict:
+def _communication(model, prefix: str = "") -> dict:
     comm = model.communication_
     return {f"{prefix}{key}": comm[key] for key in ("rounds", "floats_up", "floats_down")}
 
 
+def _skip(record: dict, error: InfeasibleSettingError, where: str) -> dict:
+    log.warning("skipped %s: %s", where, error)
+    return skipped(record, error)
+
+
+def _structured(oracle: Oracle, k_prime: int, devices_per_group: int, seed: int) -> np.ndarray:
+    return structured_partition(oracle.labels, k_prime, devices_per_group, random_state=seed)
+
+
 def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, devices_per_group: int,
-                      runs: int, base_seed: int, dataset: str = "",
-                      progress: bool = True) -> pd.DataFrame:
+                      runs: int, base_seed: int, dataset: str,
+                      show_progress: bool = True) -> pd.DataFrame:
     """Figure 2: k-FED on structured and IID partitions with the same number of devices.
 
     For each ``k'`` and run: one structured partition (``k'`` oracle clusters per group, ``m0``
@@ -92,35 +118,48 @@ def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, devices_per_gr
     """
     k = oracle.n_clusters
     records = []
-    jobs = [(i, kp, j) for i, kp in enumerate(device_clusters_grid) for j in range(runs)]
-    for i, k_prime, j in tqdm(jobs, desc=f"Fig 2 {dataset}", disable=not progress):
-        seed = run_seed(base_seed, k, i, j)
-        rng = np.random.default_rng(seed)
-        structured = structured_partition(oracle.labels, k_prime, devices_per_group,
-                                          random_state=rng)
+    jobs = [(kp, j) for kp in device_clusters_grid for j in range(runs)]
+    for k_prime, j in progress(jobs, desc=f"Fig 2 {dataset}", disable=not show_progress):
+        seed = seed_for(base_seed, "kfed", "fig2", dataset, f"k={k}", f"k'={k_prime}",
+                        f"run={j}")
+        structured = _structured(oracle, k_prime, devices_per_group,
+                                 seed_for(seed, "structured partition"))
         n_devices = len(np.unique(structured))
-        iid = iid_partition(len(X), n_devices, random_state=rng)
-        model_s = KFed(k, k_prime, random_state=rng).fit(X, structured)
-        model_i = KFed(k, k_prime, random_state=rng).fit(X, iid)
-        metrics = {**_kfed_metrics(X, model_s, oracle, "structured_"),
-                   **_kfed_metrics(X, model_i, oracle, "iid_")}
-        gap_s = metrics["structured_cost"] - oracle.cost
-        gap_i = metrics["iid_cost"] - oracle.cost
-        records.append({
-            "dataset": dataset, "n_clusters": k, "device_clusters": k_prime,
-            "devices_per_group": devices_per_group, "n_devices": n_devices, "run": j,
-            "seed": seed, "oracle_cost": oracle.cost,
-            "cost_gap_ratio": gap_s / gap_i if gap_i > 0 else np.nan,
-            **metrics,
-        })
+        iid = iid_partition(len(X), n_devices, random_state=seed_for(seed, "iid partition"))
+        base = {"dataset": dataset, "n_clusters": k, "device_clusters": k_prime,
+                "devices_per_group": devices_per_group, "n_devices": n_devices, "run": j,
+                "seed": seed}
+        try:
+            model_s = KFed(k, k_prime, random_state=seed_for(seed, "k-FED structured"))
+            model_i = KFed(k, k_prime, random_state=seed_for(seed, "k-FED iid"))
+            model_s.fit(X, structured)
+            model_i.fit(X, iid)
+        except InfeasibleSettingError as error:
+            records.append(_skip(base, error, f"Fig 2 {dataset} k'={k_prime} run {j}"))
+            continue
+        metrics = {**_quality(X, model_s, oracle, "structured_"),
+                   **_quality(X, model_i, oracle, "iid_")}
+        records.append({**base, "oracle_cost": oracle.cost,
+                        "cost_gap_ratio": cost_gap_ratio(metrics["structured_cost"],
+                                                         metrics["iid_cost"], oracle.cost),
+                        **metrics})
     return tidy(records, ["dataset", "n_clusters", "device_clusters", "devices_per_group",
                           "n_devices", "run", "seed"])
 
 
+def cost_gap_ratio(structured_cost: float, iid_cost: float, oracle_cost: float) -> float:
+    """``(phi - phi*) / (phi~ - phi*)``; when the IID run reached the oracle's cost, the
+    structured one is no closer: 1 if it reached it too, else ``inf``."""
+    gap_s, gap_i = structured_cost - oracle_cost, iid_cost - oracle_cost
+    if gap_i > 0:
+        return gap_s / gap_i
+    return 1.0 if gap_s <= 0 else np.inf
+
+
 def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid,
                               devices_per_group: int, runs: int, base_seed: int,
-                              partition: str = "structured", dataset: str = "",
-                              max_iter: int = 300, progress: bool = True) -> pd.DataFrame:
+                              partition: str, dataset: str, max_iter: int,
+                              show_progress: bool = True) -> pd.DataFrame:
     """Figure 3: k-FED (one round) against naive distributed k-means on the same partitions.
 
     Naive distributed k-means is :class:`DistributedLloyd` with distributed k-means++ seeding,
@@ -130,67 +169,61 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid,
     """
     k = oracle.n_clusters
     records = []
-    jobs = [(i, kp, j) for i, kp in enumerate(device_clusters_grid) for j in range(runs)]
-    for i, k_prime, j in tqdm(jobs, desc=f"Fig 3 {dataset} k={k}", disable=not progress):
-        seed = run_seed(base_seed, k, i, j)
-        rng = np.random.default_rng(seed)
+    jobs = [(kp, j) for kp in device_clusters_grid for j in range(runs)]
+    for k_prime, j in progress(jobs, desc=f"Fig 3 {dataset} k={k}", disable=not show_progress):
+        seed = seed_for(base_seed, "kfed", "fig3", dataset, partition, f"k={k}",
+                        f"k'={k_prime}", f"run={j}")
         if partition == "structured":
-            devices = structured_partition(oracle.labels, k_prime, devices_per_group,
-                                           random_state=rng)
+            devices = _structured(oracle, k_prime, devices_per_group,
+                                  seed_for(seed, "partition"))
         else:
             n_devices = -(-k // k_prime) * devices_per_group
-            devices = iid_partition(len(X), n_devices, random_state=rng)
+            devices = iid_partition(len(X), n_devices, random_state=seed_for(seed, "partition"))
         base = {"dataset": dataset, "partition": partition, "n_clusters": k,
                 "device_clusters": k_prime, "devices_per_group": devices_per_group,
                 "n_devices": len(np.unique(devices)), "run": j, "seed": seed}
-        for name, model in (("k-FED", KFed(k, k_prime, random_state=rng)),
-                            ("distributed Lloyd", DistributedLloyd(k, max_iter=max_iter,
-                                                                    random_state=rng))):
-            model.fit(X, devices)
-            records.append({**base, "algorithm": name, **_kfed_metrics(X, model, oracle),
-                            **_communication(model, "")})
+        for name, model in (("k-FED", KFed(k, k_prime, random_state=seed_for(seed, "k-FED"))),
+                            ("distributed Lloyd", DistributedLloyd(
+                                k, max_iter=max_iter,
+                                random_state=seed_for(seed, "distributed Lloyd")))):
+            record = {**base, "algorithm": name}
+            try:
+                model.fit(X, devices)
+            except InfeasibleSettingError as error:
+                records.append(_skip(record, error, f"Fig 3 {dataset} {name} k'={k_prime}"))
+                continue
+            records.append({**record, **_quality(X, model, oracle), **_communication(model)})
     return tidy(records, ["dataset", "partition", "n_clusters", "device_clusters",
                           "devices_per_group", "n_devices", "run", "seed", "algorithm"])
 
 
-def _structured_runs(oracle: Oracle, device_clusters: int, devices_per_group: int, runs: int,
-                     base_seed: int, desc: str, progress: bool):
-    """Yield ``(j, seed, rng, devices)`` per run: the run's seed, its generator and a structured
-    partition drawn from it. Run ``j`` gets the same partition in every experiment using this."""
-    for j in tqdm(range(runs), desc=desc, disable=not progress):
-        seed = run_seed(base_seed, oracle.n_clusters, j)
-        rng = np.random.default_rng(seed)
-        devices = structured_partition(oracle.labels, device_clusters, devices_per_group,
-                                       random_state=rng)
-        yield j, seed, rng, devices
-
-
 def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_group: int,
-                        participations, runs: int, base_seed: int, dataset: str = "",
-                        progress: bool = True) -> pd.DataFrame:
+                        participations, runs: int, base_seed: int, dataset: str,
+                        show_progress: bool = True) -> pd.DataFrame:
     """Beyond the paper (a): k-FED when a fraction of devices fails before sending.
 
     The failed devices' points are still clustered (through their local centers and the
     global centers, Theorem 3.2). Same partition for every participation level of a run.
+    A level at which too few local centers reach the server is written as skipped.
     """
     k = oracle.n_clusters
     records = []
-    for j, seed, rng, devices in _structured_runs(oracle, device_clusters, devices_per_group,
-                                                  runs, base_seed, f"participation {dataset}",
-                                                  progress):
+    for j in progress(range(runs), desc=f"participation {dataset}", disable=not show_progress):
+        run = seed_for(base_seed, "kfed", "participation", dataset, f"k={k}",
+                       f"k'={device_clusters}", f"run={j}")
+        devices = _structured(oracle, device_clusters, devices_per_group,
+                              seed_for(run, "partition"))
         for p in participations:
+            seed = seed_for(run, f"p={float(p)}")
             base = {"dataset": dataset, "n_clusters": k, "device_clusters": device_clusters,
                     "participation": float(p), "run": j, "seed": seed}
-            model = KFed(k, device_clusters, participation=float(p), random_state=rng)
+            model = KFed(k, device_clusters, participation=float(p), random_state=seed)
             try:
                 model.fit(X, devices)
-            except ValueError:
-                # too few devices left to send k local centers: k-FED cannot run
-                records.append({**base, "cost": np.nan, "cost_over_oracle": np.nan,
-                                "accuracy": np.nan, "floats_up": np.nan,
-                                "devices_participating": np.nan})
+            except InfeasibleSettingError as error:
+                records.append(_skip(base, error, f"participation {dataset} p={p} run {j}"))
                 continue
-            records.append({**base, **_kfed_metrics(X, model, oracle),
+            records.append({**base, **_quality(X, model, oracle),
                             "floats_up": model.communication_["floats_up"],
                             "devices_participating":
                                 model.communication_["devices_participating"]})
@@ -199,34 +232,48 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
 
 
 def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per_group: int,
-                         held_out_fractions, runs: int, base_seed: int, dataset: str = "",
-                         progress: bool = True) -> pd.DataFrame:
+                         held_out_fractions, runs: int, base_seed: int, dataset: str,
+                         show_progress: bool = True) -> pd.DataFrame:
     """Beyond the paper (b): devices that join after the fit, clustered through ``predict``.
 
     A fraction of the devices is held out; k-FED is fitted on the others and the held-out
     devices are clustered by running Algorithm 1 locally and taking the nearest global center
     (Theorem 3.2, no new round). The alternative refits k-FED on all devices. Both are scored on
     the held-out devices' points: cost of the labels given (also over the oracle's cost on the
-    same points) and accuracy against the oracle.
+    same points) and accuracy against the oracle. A fraction that holds out no device, or
+    every device, is written as skipped.
     """
     k = oracle.n_clusters
     records = []
-    for j, seed, rng, devices in _structured_runs(oracle, device_clusters, devices_per_group,
-                                                  runs, base_seed, f"new devices {dataset}",
-                                                  progress):
+    for j in progress(range(runs), desc=f"new devices {dataset}", disable=not show_progress):
+        run = seed_for(base_seed, "kfed", "new_devices", dataset, f"k={k}",
+                       f"k'={device_clusters}", f"run={j}")
+        devices = _structured(oracle, device_clusters, devices_per_group,
+                              seed_for(run, "partition"))
         ids = np.unique(devices)
-        refit = KFed(k, device_clusters, random_state=rng).fit(X, devices)
+        refit = None
         for h in held_out_fractions:
-            n_out = int(round(float(h) * len(ids)))
-            if n_out == 0 or n_out == len(ids):
-                continue
-            out_ids = rng.choice(ids, size=n_out, replace=False)
-            out = np.isin(devices, out_ids)
+            seed = seed_for(run, f"held_out={float(h)}")
             base = {"dataset": dataset, "n_clusters": k, "device_clusters": device_clusters,
                     "held_out": float(h), "run": j, "seed": seed}
+            n_out = int(round(float(h) * len(ids)))
+            if n_out == 0 or n_out == len(ids):
+                error = InfeasibleSettingError(
+                    f"held_out={h} of {len(ids)} devices holds out {n_out}: nothing to compare")
+                records.append(_skip({**base, "method": "both"}, error,
+                                     f"new devices {dataset} h={h}"))
+                continue
+            out = np.isin(devices, check_random_state(seed_for(seed, "held out devices"))
+                          .choice(ids, size=n_out, replace=False))
             try:
-                early = KFed(k, device_clusters, random_state=rng).fit(X[~out], devices[~out])
-            except ValueError:
+                if refit is None:
+                    refit = KFed(k, device_clusters,
+                                 random_state=seed_for(run, "k-FED refit")).fit(X, devices)
+                early = KFed(k, device_clusters, random_state=seed_for(seed, "k-FED early"))
+                early.fit(X[~out], devices[~out])
+            except InfeasibleSettingError as error:
+                records.append(_skip({**base, "method": "both"}, error,
+                                     f"new devices {dataset} h={h} run {j}"))
                 continue
             late = early.predict(X[out], devices=devices[out])
             oracle_out = kmeans_cost(X[out], oracle.centers, oracle.labels[out])
@@ -264,8 +311,8 @@ def clusters_per_device(devices, labels, min_share: float = 0.0) -> float:
 
 
 def heterogeneity_sweep(X, natural_devices, oracle: Oracle, *, device_clusters: int,
-                        mix_fractions, runs: int, base_seed: int, dataset: str = "",
-                        progress: bool = True) -> pd.DataFrame:
+                        mix_fractions, runs: int, base_seed: int, dataset: str,
+                        show_progress: bool = True) -> pd.DataFrame:
     """Beyond the paper (c): from the natural (writer) partition towards IID.
 
     For each mixing fraction (:func:`mix_partition`) k-FED runs on the mixed partition; the
@@ -274,18 +321,83 @@ def heterogeneity_sweep(X, natural_devices, oracle: Oracle, *, device_clusters: 
     """
     k = oracle.n_clusters
     records = []
-    jobs = [(i, f, j) for i, f in enumerate(mix_fractions) for j in range(runs)]
-    for i, frac, j in tqdm(jobs, desc=f"heterogeneity {dataset}", disable=not progress):
-        seed = run_seed(base_seed, k, i, j)
-        rng = np.random.default_rng(seed)
-        devices = mix_partition(natural_devices, float(frac), rng)
-        model = KFed(k, device_clusters, random_state=rng).fit(X, devices)
-        records.append({"dataset": dataset, "n_clusters": k, "device_clusters": device_clusters,
-                        "mix_fraction": float(frac), "run": j, "seed": seed,
-                        **_kfed_metrics(X, model, oracle),
+    jobs = [(f, j) for f in mix_fractions for j in range(runs)]
+    for frac, j in progress(jobs, desc=f"heterogeneity {dataset}", disable=not show_progress):
+        seed = seed_for(base_seed, "kfed", "heterogeneity", dataset, f"k={k}",
+                        f"k'={device_clusters}", f"mix={float(frac)}", f"run={j}")
+        devices = mix_partition(natural_devices, float(frac), seed_for(seed, "mix"))
+        base = {"dataset": dataset, "n_clusters": k, "device_clusters": device_clusters,
+                "mix_fraction": float(frac), "run": j, "seed": seed}
+        try:
+            model = KFed(k, device_clusters, random_state=seed_for(seed, "k-FED"))
+            model.fit(X, devices)
+        except InfeasibleSettingError as error:
+            records.append(_skip(base, error, f"heterogeneity {dataset} mix={frac} run {j}"))
+            continue
+        records.append({**base, **_quality(X, model, oracle),
                         "clusters_per_device": clusters_per_device(devices, oracle.labels),
                         "clusters_per_device_5pct": clusters_per_device(devices, oracle.labels,
                                                                         0.05),
                         "n_devices": len(np.unique(devices))})
     return tidy(records, ["dataset", "n_clusters", "device_clusters", "mix_fraction", "run",
                           "seed"])
+
+
+#: The experiments on real federated data, by their name in the config and results.
+EXPERIMENTS = ("fig2", "fig3", "participation", "new_devices", "heterogeneity")
+
+
+def run_experiment(experiment: str, data, oracle: Oracle, settings: dict, *, base_seed: int,
+                   show_progress: bool = True) -> pd.DataFrame:
+    """Run one experiment of :data:`EXPERIMENTS` on one prepared data set from its config
+    section.
+
+    ``data`` is a :class:`~fedclust.experiments.datasets.PreparedData`; ``settings`` the
+    experiment's (schema-validated) config section. ``k'`` values above the oracle's ``k`` are
+    left out of the grids of Figs 2 and 3 (logged). The table gets the data set's
+    description (``data``) and title (``data_title``) as columns.
+    """
+    X, dataset = data.X, data.name
+    k = oracle.n_clusters
+    common = dict(runs=settings["runs"], base_seed=base_seed, dataset=dataset,
+                  show_progress=show_progress)
+    if experiment in ("fig2", "fig3"):
+        grid = [kp for kp in settings["device_clusters"] if kp <= k]
+        dropped = sorted(set(settings["device_clusters"]) - set(grid))
+        if dropped:
+            log.info("kfed.%s: k' in %s exceed the oracle k=%d and are left out", experiment,
+                     dropped, k)
+        if not grid:
+            raise ValueError(f"kfed.{experiment}.device_clusters {settings['device_clusters']} "
+                             f"has no k' <= k={k} for {dataset}")
+        if experiment == "fig2":
+            table = structured_vs_iid(X, oracle, device_clusters_grid=grid,
+                                      devices_per_group=settings["devices_per_group"], **common)
+        else:
+            table = kfed_vs_distributed_lloyd(
+                X, oracle, device_clusters_grid=grid,
+                devices_per_group=settings["devices_per_group"], partition=settings["partition"],
+                max_iter=settings["max_iter"], **common)
+    elif experiment == "participation":
+        table = participation_sweep(
+            X, oracle, device_clusters=device_clusters_for(k, settings["device_clusters"]),
+            devices_per_group=settings["devices_per_group"],
+            participations=settings["fractions"], **common)
+    elif experiment == "new_devices":
+        table = new_devices_vs_refit(
+            X, oracle, device_clusters=device_clusters_for(k, settings["device_clusters"]),
+            devices_per_group=settings["devices_per_group"],
+            held_out_fractions=settings["held_out"], **common)
+    elif experiment == "heterogeneity":
+        if not data.has_devices:
+            raise ValueError(f"kfed.heterogeneity: {dataset} has no natural partition")
+        table = heterogeneity_sweep(
+            X, data.devices, oracle,
+            device_clusters=device_clusters_for(k, settings["device_clusters"]),
+            mix_fractions=settings["mix_fractions"], **common)
+    else:
+        raise ValueError(f"unknown k-FED experiment {experiment!r}; expected one of "
+                         f"{EXPERIMENTS}")
+    table.insert(1, "data", data.description)
+    table.insert(2, "data_title", data.title)
+    return table

@@ -1,6 +1,6 @@
 """k-FED on Gaussian mixtures: Table 1 and Figure 1 of Dennis, Li & Smith (ICML 2021).
 
-Setup (Sec. 5.1 of the paper, with the numbers the paper leaves out chosen in the config):
+Setup (Sec. 4.1 of the paper, with the numbers the paper leaves out chosen in the config):
 ``k`` spherical Gaussians in ``R^d`` with separation ``c`` (defined and imposed as in
 :mod:`fedclust.data.gaussian_mixture`); the clusters are split into groups of ``k' = sqrt(k)``
 and every group's samples are dealt evenly over ``m0`` devices
@@ -14,16 +14,17 @@ import math
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from ..algorithms import KFed
 from ..data.gaussian_mixture import make_separated_mixture
 from ..federation import structured_partition
 from ..io import tidy
 from ..metrics import clustering_accuracy, kmeans_cost
-from ._seeds import run_seed
+from ..progress import progress
+from ..seeds import seed_for
 
-__all__ = ["device_clusters_for", "mixture_trial", "run_mixture_grid", "MIXTURE_ID_COLUMNS"]
+__all__ = ["device_clusters_for", "mixture_trial", "run_mixture_grid", "run_setting",
+           "MIXTURE_ID_COLUMNS"]
 
 MIXTURE_ID_COLUMNS = ("experiment", "n_features", "n_clusters", "device_clusters",
                       "devices_per_cluster", "separation", "samples_per_cluster", "run", "seed")
@@ -52,15 +53,15 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
         ``n_devices``, ``rounds``, ``floats_up``, ``floats_down`` and the measured
         ``separation_measured``.
     """
-    rng = np.random.default_rng(seed)
     mix = make_separated_mixture(n_clusters, n_features, separation,
                                  samples_per_cluster=samples_per_cluster,
                                  device_clusters=device_clusters,
-                                 devices_per_cluster=devices_per_cluster, random_state=rng)
+                                 devices_per_cluster=devices_per_cluster,
+                                 random_state=seed_for(seed, "mixture"))
     devices = structured_partition(mix.labels, device_clusters, devices_per_cluster,
-                                   random_state=rng)
+                                   random_state=seed_for(seed, "partition"))
     model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
-                 random_state=rng).fit(mix.X, devices)
+                 random_state=seed_for(seed, "k-FED")).fit(mix.X, devices)
     cost = kmeans_cost(mix.X, model.cluster_centers_, model.labels_)
     planted = kmeans_cost(mix.X, mix.centers, mix.labels)
     comm = model.communication_
@@ -78,20 +79,22 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
 
 def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, device_clusters,
                      devices_per_cluster: int, separations, samples_per_cluster: int, runs: int,
-                     base_seed: int, server_lloyd_rounds: int = 1,
-                     progress: bool = True) -> pd.DataFrame:
+                     base_seed: int, server_lloyd_rounds: int,
+                     show_progress: bool = True) -> pd.DataFrame:
     """All runs of one ``(d, k)`` setting over a list of separations, as a tidy table.
 
-    The seed of run ``j`` at separation index ``i`` is ``run_seed(base_seed, d, k, i, j)``, so a
-    setting's numbers do not depend on which other settings run.
+    Run ``j`` at separation ``c`` has the seed named ``("kfed", experiment, d, k, c, j)``
+    (:func:`fedclust.seeds.seed_for`): a setting's numbers do not depend on which other
+    settings run; the mixture, the partition and k-FED draw from seeds derived from it.
     """
     k_prime = device_clusters_for(n_clusters, device_clusters)
     separations = [float(c) for c in separations]
     records = []
-    jobs = [(i, c, j) for i, c in enumerate(separations) for j in range(runs)]
-    for i, c, j in tqdm(jobs, desc=f"{experiment} d={n_features} k={n_clusters}",
-                        disable=not progress, mininterval=2.0):
-        seed = run_seed(base_seed, n_features, n_clusters, i, j)
+    jobs = [(c, j) for c in separations for j in range(runs)]
+    for c, j in progress(jobs, desc=f"{experiment} d={n_features} k={n_clusters}",
+                         disable=not show_progress):
+        seed = seed_for(base_seed, "kfed", experiment, f"d={n_features}", f"k={n_clusters}",
+                        f"c={c}", f"run={j}")
         metrics = mixture_trial(n_features=n_features, n_clusters=n_clusters,
                                 device_clusters=k_prime, devices_per_cluster=devices_per_cluster,
                                 separation=c, samples_per_cluster=samples_per_cluster, seed=seed,
@@ -102,3 +105,22 @@ def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, devic
                         "samples_per_cluster": samples_per_cluster, "run": j, "seed": seed,
                         **metrics})
     return tidy(records, MIXTURE_ID_COLUMNS)
+
+
+def run_setting(experiment: str, settings: dict, *, n_features: int, n_clusters: int,
+                base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """All runs of one ``(d, k)`` setting of Table 1 (``experiment="table1"``, its one ``c``)
+    or Figure 1 (``"fig1"``, its grid of ``c``), from the experiment's config section."""
+    if experiment == "table1":
+        separations = [settings["separation"]]
+    elif experiment == "fig1":
+        separations = settings["separations"]
+    else:
+        raise ValueError(f"experiment must be 'table1' or 'fig1'; got {experiment!r}")
+    return run_mixture_grid(
+        experiment=experiment, n_features=n_features, n_clusters=n_clusters,
+        device_clusters=settings["device_clusters"],
+        devices_per_cluster=settings["devices_per_cluster"], separations=separations,
+        samples_per_cluster=settings["samples_per_cluster"], runs=settings["runs"],
+        base_seed=base_seed, server_lloyd_rounds=settings["server_lloyd_rounds"],
+        show_progress=show_progress)

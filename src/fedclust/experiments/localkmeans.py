@@ -12,22 +12,32 @@ samples; ``sigma`` is set from the requested ``r`` with ``s = 1``. The data are 
 at random over ``M`` machines. The *perturbed* initialization moves every true center by
 ``perturbation * Delta`` in a uniformly random direction; *LocalKMeans++* is exact distributed
 k-means++. Misclustering is the share of points mislabeled under the best permutation.
+
+Evaluation happens here, not in the estimator: every fit reports its iterations to a
+:class:`fedclust.rounds.History` callback, which scores each iteration's labels against the
+reference labels. Seeds are named (:func:`fedclust.seeds.seed_for`): a trial's data, machines
+and initialization are shared by every ``L`` of the trial (named without ``L``), so the curves
+of one panel differ only by ``L``, and adding an ``L``, an SNR or a data set changes no other
+number.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .._validation import check_int, check_random_state, check_real
 from ..algorithms import LocalKMeans
 from ..federation import iid_partition
-from ._seeds import run_seed
+from ..metrics import misclustering_by_group, misclustering_rate
+from ..pipeline.localkmeans import FIG4_SWEEPS, INIT_FILE_NAMES
+from ..progress import progress
+from ..rounds import History
+from ..seeds import generator_for, seed_for
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
-           "perturbed_centers",
-           "local_steps_label", "trajectory_runs", "final_error_sweep"]
+           "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",
+           "final_error_sweep", "fig1_panel", "fig4_sweep", "real_data_runs"]
 
 
 def snr_of(delta: float, sigma: float, *, n_clusters: int, n_features: int, n_samples: int,
@@ -95,8 +105,9 @@ def local_steps_label(local_steps) -> str:
     return "no aggregation" if local_steps is None else f"L={int(local_steps)}"
 
 
-def _parse_local_steps(values, n_iter):
-    """Config values of L: ints, "T/2" (half the iterations) and null (no aggregation)."""
+def parse_local_steps(values, n_iter: int) -> list:
+    """Config values of ``L``: ints, ``"T/2"`` (half the iterations) and null (no
+    aggregation)."""
     out = []
     for v in values:
         if v is None or v == "none":
@@ -108,17 +119,32 @@ def _parse_local_steps(values, n_iter):
     return out
 
 
-def _initial(init: str, X, labels, centers, perturbation, rng):
+def _initial(init: str, centers, perturbation, seed):
     if init == "perturbed":
-        return perturbed_centers(centers, perturbation, rng)
+        if centers is None:
+            raise ValueError("init 'perturbed' needs the true centers (synthetic data only)")
+        return perturbed_centers(centers, perturbation, seed)
     if init == "k-means++":
         return "k-means++"
-    raise ValueError(f"init must be 'k-means++' or 'perturbed'; got {init!r}")
+    raise ValueError(f"init must be one of {sorted(INIT_FILE_NAMES)}; got {init!r}")
+
+
+def _scores(labels, machines, n_machines):
+    """Round metrics scored against the reference ``labels`` (evaluation outside the fit)."""
+    return {
+        "misclustering": lambda s: misclustering_rate(labels, s.labels),
+        "mean_machine_misclustering": lambda s: float(np.nanmean(
+            misclustering_by_group(labels, s.labels, machines, n_machines))),
+    }
+
+
+_ROUND_METRICS = ("misclustering", "objective", "global_objective",
+                  "mean_machine_misclustering")
 
 
 def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, trials: int,
-                    base_seed: int, init: str = "k-means++", perturbation: float = 0.3,
-                    keys: dict | None = None, progress: bool = True) -> pd.DataFrame:
+                    base_seed: int, names, init: str, perturbation: float,
+                    keys: dict | None = None, show_progress: bool = True) -> pd.DataFrame:
     """Misclustering and objective at every iteration, for every ``L``, over trials.
 
     Parameters
@@ -127,6 +153,9 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
         Draws (synthetic) or returns (real) the data of one trial.
     local_steps : list
         Values of ``L``: ints, ``"T/2"``, or ``None`` for no aggregation.
+    names : tuple
+        Names of the setting (experiment, data set, SNR, ...): with the trial they name its
+        seed.
     keys : dict
         Columns identifying the setting (data set, SNR, ...), copied to every row.
 
@@ -135,33 +164,32 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
     DataFrame
         Tidy: one row per trial, ``L``, iteration and metric (``misclustering``,
         ``objective``, ``global_objective``, ``mean_machine_misclustering``), plus the run's
-        communication as metrics
-        at the final iteration (``rounds``, ``floats_up``, ``floats_down``).
+        communication as metrics at the final iteration (``rounds``, ``floats_up``,
+        ``floats_down``).
     """
     keys = dict(keys or {})
-    steps = _parse_local_steps(local_steps, n_iter)
+    steps = parse_local_steps(local_steps, n_iter)
     frames = []
-    for trial in tqdm(range(trials), desc=f"LocalKMeans {keys}", disable=not progress,
-                      mininterval=2.0):
-        rng = np.random.default_rng(run_seed(base_seed, trial))
-        X, labels, centers = X_factory(rng)
-        machines = iid_partition(len(X), n_machines, random_state=rng)
-        start = _initial(init, X, labels, centers, perturbation, rng)
-        seed = int(rng.integers(2**31 - 1))
+    for trial in progress(range(trials), desc=f"LocalKMeans {' '.join(map(str, names))}",
+                          disable=not show_progress):
+        seed = seed_for(base_seed, "localkmeans", *names, f"trial={trial}")
+        X, labels, centers = X_factory(generator_for(seed, "data"))
+        machines = iid_partition(len(X), n_machines, random_state=seed_for(seed, "machines"))
+        start = _initial(init, centers, perturbation, seed_for(seed, "perturbation"))
+        n_clusters = int(labels.max()) + 1
         for L in steps:
-            # every L starts from the same initialization and partition (same seed)
-            model = LocalKMeans(labels.max() + 1, L, n_iter=n_iter, init=start,
-                                random_state=seed).fit(X, machines, y_true=labels)
-            h = model.history_
+            # every L starts from the same initialization and partition (same seeds)
+            history = History(_scores(labels, machines, n_machines))
+            model = LocalKMeans(n_clusters, L, n_iter=n_iter, init=start,
+                                random_state=seed_for(seed, "LocalKMeans++"))
+            model.fit(X, machines, callback=history)
+            rounds = history.to_frame()
             base = {**keys, "init": init, "n_machines": n_machines, "n_iter": n_iter,
-                    "local_steps": local_steps_label(L), "trial": trial}
-            for metric, values in (("misclustering", h["misclustering"]),
-                                   ("objective", h["objective"]),
-                                   ("global_objective", h["global_objective"]),
-                                   ("mean_machine_misclustering",
-                                    np.nanmean(h["machine_misclustering"], axis=1))):
-                frames.append(pd.DataFrame({**base, "iteration": h["iteration"],
-                                            "metric": metric, "value": values}))
+                    "local_steps": local_steps_label(L), "trial": trial, "seed": seed}
+            for metric in _ROUND_METRICS:
+                frames.append(pd.DataFrame({**base, "iteration": rounds["round"].to_numpy(),
+                                            "metric": metric,
+                                            "value": rounds[metric].to_numpy()}))
             comm = model.communication_
             frames.append(pd.DataFrame({**base, "iteration": n_iter,
                                         "metric": ["rounds", "floats_up", "floats_down"],
@@ -171,21 +199,99 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
 
 
 def final_error_sweep(*, parameter: str, values, make_setting, local_steps, n_iter: int,
-                      trials: int, base_seed: int, init: str = "k-means++",
-                      perturbation: float = 0.3, progress: bool = True) -> pd.DataFrame:
+                      trials: int, base_seed: int, names, init: str, perturbation: float,
+                      show_progress: bool = True) -> pd.DataFrame:
     """Figure 4: misclustering after ``T`` iterations as one parameter varies.
 
     ``make_setting(value)`` returns ``(X_factory, n_machines, keys)`` for one value of the swept
     parameter; the table keeps only the final iteration.
     """
     frames = []
-    for i, value in enumerate(values):
+    for value in values:
         factory, n_machines, keys = make_setting(value)
         table = trajectory_runs(X_factory=factory, local_steps=local_steps, n_iter=n_iter,
-                                n_machines=n_machines, trials=trials,
-                                base_seed=run_seed(base_seed, i), init=init,
+                                n_machines=n_machines, trials=trials, base_seed=base_seed,
+                                names=(*names, f"{parameter}={value}"), init=init,
                                 perturbation=perturbation,
                                 keys={"sweep": parameter, parameter: value, **keys},
-                                progress=progress)
+                                show_progress=show_progress)
         frames.append(table[table["iteration"] == n_iter])
     return pd.concat(frames, ignore_index=True)
+
+
+def fig1_panel(synthetic: dict, settings: dict, *, snr: float, init: str, base_seed: int,
+               show_progress: bool = True) -> pd.DataFrame:
+    """Figure 1, one panel: every ``L`` at one SNR and one initialization, all trials.
+
+    ``synthetic`` and ``settings`` are the ``localkmeans.synthetic`` and ``localkmeans.fig1``
+    config sections.
+    """
+    K, d = synthetic["n_clusters"], synthetic["n_features"]
+    M, per = synthetic["n_machines"], synthetic["samples_per_machine"]
+    return trajectory_runs(
+        X_factory=synthetic_factory(K, d, M * per, snr), local_steps=settings["local_steps"],
+        n_iter=synthetic["n_iter"], n_machines=M, trials=settings["trials"],
+        base_seed=base_seed, names=("fig1", f"snr={snr}", f"init={init}"), init=init,
+        perturbation=synthetic["perturbation"],
+        keys={"n_clusters": K, "n_features": d, "samples_per_machine": per, "snr": snr},
+        show_progress=show_progress)
+
+
+def fig4_sweep(sweep: str, synthetic: dict, settings: dict, *, base_seed: int,
+               show_progress: bool = True) -> pd.DataFrame:
+    """Figure 4, one sweep (App. B.2): misclustering after ``T`` iterations as the SNR, ``K``
+    (``samples_per_machine`` per machine) or ``M`` (``total_samples`` in all) varies."""
+    if sweep not in FIG4_SWEEPS:
+        raise ValueError(f"sweep must be one of {FIG4_SWEEPS}; got {sweep!r}")
+    K, d = synthetic["n_clusters"], synthetic["n_features"]
+    M, per = synthetic["n_machines"], synthetic["samples_per_machine"]
+    snr0, total = settings["sweep_snr"], settings["total_samples"]
+
+    def make_setting(value):
+        # every sweep's table has the same columns: the fixed sizes beside the swept one
+        if sweep == "snr":
+            return (synthetic_factory(K, d, M * per, value), M,
+                    {"n_clusters": K, "n_machines": M, "samples_per_machine": per,
+                     "n_samples": M * per})
+        if sweep == "n_clusters":
+            return (synthetic_factory(value, max(d, value), M * per, snr0), M,
+                    {"snr": snr0, "n_machines": M, "samples_per_machine": per,
+                     "n_samples": M * per})
+        return (synthetic_factory(K, d, total, snr0), value,
+                {"snr": snr0, "n_clusters": K, "samples_per_machine": total // value,
+                 "n_samples": total})
+
+    return final_error_sweep(parameter=sweep, values=settings[sweep], make_setting=make_setting,
+                             local_steps=settings["local_steps"], n_iter=synthetic["n_iter"],
+                             trials=settings["trials"], base_seed=base_seed, names=("fig4",),
+                             init=settings["init"], perturbation=synthetic["perturbation"],
+                             show_progress=show_progress)
+
+
+def real_data_runs(data, settings: dict, *, base_seed: int,
+                   show_progress: bool = True) -> pd.DataFrame:
+    """Figures 2 and 3 on one prepared data set: every ``L``, all trials, every iteration.
+
+    ``settings`` is the ``localkmeans.real`` config section: ``n_machines`` machines of
+    ``samples_per_machine`` rows each (a trial draws its own rows when the data set has more;
+    a smaller data set is split whole).
+    """
+    X = np.asarray(data.X, dtype=np.float64)
+    _, y = np.unique(data.y, return_inverse=True)
+    M, per = settings["n_machines"], settings["samples_per_machine"]
+    take = M * per if per and M * per < len(X) else len(X)
+
+    def factory(rng):
+        rows = np.sort(rng.choice(len(X), size=take, replace=False)) if take < len(X) else \
+            np.arange(len(X))
+        return X[rows], y[rows], None
+
+    table = trajectory_runs(X_factory=factory, local_steps=settings["local_steps"],
+                            n_iter=settings["n_iter"], n_machines=M, trials=settings["trials"],
+                            base_seed=base_seed, names=("real", data.name),
+                            init=settings["init"], perturbation=0.0,
+                            keys={"dataset": data.name, "n_rows": take},
+                            show_progress=show_progress)
+    table.insert(1, "data", data.description)
+    table.insert(2, "data_title", data.title)
+    return table

@@ -9,6 +9,8 @@ one later experiments use.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from sklearn.cluster import kmeans_plusplus
@@ -16,10 +18,16 @@ from sklearn.cluster import kmeans_plusplus
 from ..data.cache import read_h5, write_h5
 from ..lloyd import lloyd
 from ..metrics import separation
-from ._seeds import run_seed
+from ..seeds import seed_for
 
-__all__ = ["oracle_kmeans", "write_oracle", "read_oracle", "pairs_table", "separation_pairs",
-           "separation_summary", "choose_k"]
+__all__ = ["oracle_kmeans", "oracle_seed", "write_oracle", "read_oracle", "select_oracle",
+           "pairs_table", "separation_pairs", "separation_summary", "choose_k",
+           "summarize_separation"]
+
+
+def oracle_seed(base_seed: int, dataset: str, n_clusters: int) -> int:
+    """The seed of a data set's oracle clustering with ``n_clusters`` clusters."""
+    return seed_for(base_seed, "oracle", dataset, f"k={n_clusters}")
 
 
 def oracle_kmeans(X: np.ndarray, n_clusters: int, *, seed: int, n_init: int = 1,
@@ -30,10 +38,10 @@ def oracle_kmeans(X: np.ndarray, n_clusters: int, *, seed: int, n_init: int = 1,
     -------
     LloydResult
     """
-    rng = np.random.default_rng(seed)
     best = None
-    for _ in range(n_init):
-        init, _ = kmeans_plusplus(X, n_clusters, random_state=int(rng.integers(2**31 - 1)))
+    for restart in range(n_init):
+        init, _ = kmeans_plusplus(X, n_clusters,
+                                  random_state=seed_for(seed, f"restart={restart}"))
         result = lloyd(X, init, max_iter=max_iter)
         if best is None or result.inertia < best.inertia:
             best = result
@@ -62,9 +70,33 @@ def read_oracle(path):
     return arrays["labels"], arrays["centers"], attrs
 
 
+def select_oracle(paths, *, n_clusters, chosen=None):
+    """The oracle clustering an experiment uses, among the files ``paths`` (``.../k<k>.h5``).
+
+    ``n_clusters`` is an int, or ``"chosen"``: then the k of the one-row table ``chosen``
+    (``chosen_k.csv`` of the separation analysis).
+
+    Returns
+    -------
+    labels, centers, attrs
+        As :func:`read_oracle`.
+    """
+    if n_clusters == "chosen":
+        if chosen is None:
+            raise ValueError("n_clusters='chosen' needs the chosen_k table")
+        k = int(pd.read_csv(chosen)["n_clusters"].iloc[0])
+    else:
+        k = int(n_clusters)
+    by_k = {Path(p).stem: p for p in ([paths] if isinstance(paths, (str, Path)) else paths)}
+    if f"k{k}" not in by_k:
+        raise ValueError(f"no oracle clustering with k={k} among {sorted(by_k.values())}")
+    return read_oracle(by_k[f"k{k}"])
+
+
 def pairs_table(X: np.ndarray, labels: np.ndarray, *, device_clusters: int,
                 devices_per_cluster: int, oracle_cost: float = np.nan,
-                oracle_iterations: int = -1, dataset: str = "") -> pd.DataFrame:
+                oracle_iterations: int = -1, dataset: str = "",
+                data_title: str = "") -> pd.DataFrame:
     """``c_rs`` of every pair of clusters of ``labels``, one row per pair (metric ``c_rs``)."""
     # an oracle cluster can end empty; separation is defined on the non-empty ones
     _, labels = np.unique(labels, return_inverse=True)
@@ -73,6 +105,7 @@ def pairs_table(X: np.ndarray, labels: np.ndarray, *, device_clusters: int,
     r, s, c = sep.pairs()
     return pd.DataFrame({
         "dataset": dataset,
+        "data_title": data_title or dataset,
         "n_samples": X.shape[0],
         "n_clusters": int(labels.max()) + 1,
         "device_clusters": device_clusters,
@@ -90,8 +123,8 @@ def separation_pairs(X: np.ndarray, n_clusters: int, *, device_clusters: int,
                      devices_per_cluster: int, base_seed: int, n_init: int = 1,
                      max_iter: int = 300, dataset: str = "") -> pd.DataFrame:
     """Oracle clustering with ``n_clusters`` clusters, then :func:`pairs_table` of it."""
-    oracle = oracle_kmeans(X, n_clusters, seed=run_seed(base_seed, n_clusters), n_init=n_init,
-                           max_iter=max_iter)
+    oracle = oracle_kmeans(X, n_clusters, seed=oracle_seed(base_seed, dataset, n_clusters),
+                           n_init=n_init, max_iter=max_iter)
     return pairs_table(X, oracle.labels, device_clusters=device_clusters,
                        devices_per_cluster=devices_per_cluster, oracle_cost=oracle.inertia,
                        oracle_iterations=oracle.n_iter, dataset=dataset)
@@ -104,6 +137,8 @@ def separation_summary(pairs: pd.DataFrame, threshold: float) -> pd.DataFrame:
         c = group["value"].to_numpy()
         rows.append({
             "dataset": group["dataset"].iloc[0],
+            "data_title": group["data_title"].iloc[0] if "data_title" in group
+            else group["dataset"].iloc[0],
             "n_samples": int(group["n_samples"].iloc[0]),
             "n_clusters": int(k),
             "device_clusters": int(group["device_clusters"].iloc[0]),
@@ -129,3 +164,17 @@ def choose_k(summary: pd.DataFrame) -> pd.DataFrame:
     out = summary.copy()
     out["chosen"] = out.index == order.index[0]
     return out
+
+
+def summarize_separation(pairs: pd.DataFrame, threshold: float):
+    """The per-k summary of all pairs, with the chosen k marked, and the chosen row alone.
+
+    Returns
+    -------
+    summary : DataFrame
+        :func:`separation_summary` with the ``chosen`` column of :func:`choose_k`.
+    chosen : DataFrame
+        The chosen row (without the ``chosen`` column): what later experiments read.
+    """
+    summary = choose_k(separation_summary(pairs, threshold))
+    return summary, summary[summary["chosen"]].drop(columns="chosen").reset_index(drop=True)

@@ -30,21 +30,16 @@ _RC = {
 }
 
 
-# How each data set key of the results tables is named on a figure; a key not listed is shown
-# as it is. The tables' ``data`` column and the captions carry the full description.
-_DATASET_TITLES = {
-    "mnist": "MNIST",
-    "femnist": "FEMNIST",
-    "shakespeare": "Shakespeare",
-    "postures": "Hand Postures (UCI subset)",
-    "mnist_cnn": "MNIST, CNN features",
-    "cifar10_cnn": "CIFAR-10 (JPEG), CNN features",
-}
+def dataset_title(runs, key: str) -> str:
+    """How a figure names data set ``key`` of the table ``runs``: its ``data_title`` column
+    (written by the preparation, which knows the source used), else the registry's title."""
+    from ..pipeline.data import DATASETS
 
-
-def dataset_title(key: str) -> str:
-    """The name a figure shows for the data set ``key`` of a results table."""
-    return _DATASET_TITLES.get(str(key), str(key))
+    if "data_title" in runs.columns and "dataset" in runs.columns:
+        titles = runs.loc[runs["dataset"] == key, "data_title"].dropna().unique()
+        if len(titles):
+            return str(titles[0])
+    return DATASETS[key].title if key in DATASETS else str(key)
 
 
 def integer_ticks(axis) -> None:

@@ -10,6 +10,7 @@ from ._style import dataset_title, new_figure
 __all__ = [
     "summarize_runs",
     "table1_markdown",
+    "table1_report",
     "plot_accuracy_vs_separation",
     "plot_separation_distribution",
 ]
@@ -58,6 +59,18 @@ def table1_markdown(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> st
     return "\n".join(lines) + "\n"
 
 
+def table1_report(runs: pd.DataFrame, targets: dict) -> str:
+    """Table 1 as a Markdown page: reproduced accuracy beside the paper's, with provenance.
+
+    ``targets`` is the parsed ``paper_targets.yaml`` (its ``kfed.table1`` entry is used).
+    """
+    spec = targets["kfed"]["table1"]
+    paper = pd.DataFrame(spec["rows"]).rename(columns={"value": "paper_value"})
+    return ("# k-FED, Table 1: accuracy on Gaussian mixtures\n\n"
+            + table1_markdown(runs, paper)
+            + "\nPaper values: " + spec["provenance"] + "\n")
+
+
 def plot_accuracy_vs_separation(runs: pd.DataFrame, *, title: str | None = None):
     """Figure 1: accuracy of k-FED's induced clustering against the separation ``c``.
 
@@ -88,9 +101,10 @@ def plot_accuracy_vs_separation(runs: pd.DataFrame, *, title: str | None = None)
 
 
 def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
-                                 threshold: float, title: str | None = None):
+                                 title: str | None = None):
     """Figure 5: distribution of ``c_rs`` of the oracle clusters for each ``k`` (left) and the
-    share of pairs above ``threshold`` (right), the chosen ``k`` marked."""
+    share of pairs above the summary's ``threshold`` ``c0`` (right), the chosen ``k`` marked."""
+    threshold = float(summary["threshold"].iloc[0])
     fig, axes = new_figure(ncols=2, width=3.6, height=3.0)
     ks = sorted(pairs["n_clusters"].unique())
     data = [pairs.loc[pairs["n_clusters"] == k, "value"].to_numpy() for k in ks]
@@ -113,7 +127,8 @@ def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
     ax.set_ylim(-0.02, 1.02)
     ax.legend(frameon=False, loc="lower left")
     first = summary.iloc[0]
-    fig.suptitle(title or f"Separation of {dataset_title(first['dataset'])} under its oracle "
+    fig.suptitle(title or f"Separation of {dataset_title(summary, first['dataset'])} under its "
+                          f"oracle "
                           f"clustering (n={int(first['n_samples'])}, "
                           f"k'={int(first['device_clusters'])}, "
                           f"m0={int(first['devices_per_cluster'])})")
@@ -128,7 +143,22 @@ def _mean_std_line(ax, runs: pd.DataFrame, x: str, metric: str, *, label: str,
     ax.fill_between(summary[x], np.clip(summary["mean"] - summary["std"], *clip),
                     np.clip(summary["mean"] + summary["std"], *clip), color=line.get_color(),
                     alpha=0.2, lw=0)
+    annotate_run_counts(ax, summary[x], summary["mean"], summary["n_runs"],
+                        expected=_runs_per_point(runs), color=line.get_color())
     return line
+
+
+def _runs_per_point(runs: pd.DataFrame) -> int:
+    """Runs a point would hold had none been skipped."""
+    return int(runs["run"].nunique()) if "run" in runs.columns else 0
+
+
+def annotate_run_counts(ax, xs, ys, counts, *, expected: int, color=None) -> None:
+    """Label with ``n=...`` every point holding fewer than ``expected`` runs (some skipped)."""
+    for x, y, n in zip(xs, ys, counts, strict=True):
+        if n < expected:
+            ax.annotate(f"n={int(n)}", (x, y), textcoords="offset points", xytext=(3, 4),
+                        fontsize=6, color=color)
 
 
 def _datasets(runs: pd.DataFrame) -> list[str]:
@@ -156,7 +186,7 @@ def plot_structured_vs_iid(runs: pd.DataFrame):
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         # the ratio spans orders of magnitude and reaches 0 (structured = oracle)
         ax.set_yscale("symlog", linthresh=1e-3)
-        ax.set_title(f"{dataset_title(ds)} (oracle k = {_oracle_k(sub, ds)})")
+        ax.set_title(f"{dataset_title(sub, ds)} (oracle k = {_oracle_k(sub, ds)})")
         ax.set_ylabel(r"$(\phi(k') - \phi^*) / (\tilde\phi(k') - \phi^*)$")
         ax = axes[1, col]
         _mean_std_line(ax, sub, "device_clusters", "structured_cost_over_oracle",
@@ -203,7 +233,7 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
             axes[row, col].set_xticks(x, labels, fontsize=7)
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
         axes[0, col].set_ylabel(r"k-means cost / $\phi^*$")
-        axes[0, col].set_title(dataset_title(ds))
+        axes[0, col].set_title(dataset_title(sub, ds))
         axes[0, col].legend(frameon=False, fontsize=7)
         axes[1, col].set_yscale("log")
         axes[1, col].set_ylabel("floats sent (up + down)\nlabels: rounds")
@@ -216,7 +246,7 @@ def plot_participation(runs: pd.DataFrame):
     fig, axes = new_figure(ncols=2, width=3.4, height=2.7)
     for ds in _datasets(runs):
         sub = runs[runs["dataset"] == ds]
-        label = f"{ds} (k={_oracle_k(sub, ds)})"
+        label = f"{dataset_title(sub, ds)} (k={_oracle_k(sub, ds)})"
         _mean_std_line(axes[0, 0], sub, "participation", "accuracy", label=label,
                        clip=(0.0, 1.0))
         _mean_std_line(axes[0, 1], sub, "participation", "cost_over_oracle", label=label)
@@ -242,7 +272,7 @@ def plot_new_devices(runs: pd.DataFrame):
                            clip=(0.0, 1.0))
             _mean_std_line(axes[1, col], part, "held_out", "held_out_cost_over_oracle",
                            label=method)
-        axes[0, col].set_title(f"{dataset_title(ds)} (k={_oracle_k(sub, ds)})")
+        axes[0, col].set_title(f"{dataset_title(sub, ds)} (k={_oracle_k(sub, ds)})")
         axes[0, col].set_ylabel("accuracy on late devices")
         axes[1, col].set_ylabel(r"cost on late devices / $\phi^*$ there")
         axes[1, col].set_xlabel("fraction of devices joining after the fit")
@@ -256,7 +286,7 @@ def plot_heterogeneity(runs: pd.DataFrame):
     fig, axes = new_figure(ncols=2, width=3.4, height=2.7)
     for ds in _datasets(runs):
         sub = runs[runs["dataset"] == ds]
-        label = f"{ds} (k={_oracle_k(sub, ds)})"
+        label = f"{dataset_title(sub, ds)} (k={_oracle_k(sub, ds)})"
         _mean_std_line(axes[0, 0], sub, "mix_fraction", "cost_over_oracle", label=label)
         _mean_std_line(axes[0, 1], sub, "mix_fraction", "clusters_per_device_5pct", label=label)
     axes[0, 0].set_ylabel(r"k-FED cost / $\phi^*$")

@@ -65,7 +65,7 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
                 runs[(runs[rows] == rv) & (runs[cols] == cv)]
             ax = axes[i, j]
             _panel_lines(ax, sub, metric, clip)
-            name = dataset_title(cv) if cols == "dataset" else cv
+            name = dataset_title(sub, cv) if cols == "dataset" else cv
             head = f"{name}" if rows is None else f"{rows} = {rv}, {name}"
             trials = sub["trial"].nunique()
             ax.set_title(f"{head} ({trials} trials)", fontsize=8)
@@ -82,8 +82,13 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
     return fig
 
 
-_SWEEP_LABELS = {"snr": "SNR r", "n_clusters": "K (200 samples per machine)",
-                 "n_machines": "M (4,000 samples in all)"}
+def _sweep_label(sub: pd.DataFrame, sweep: str) -> str:
+    """Axis label of a Figure 4 sweep, with the fixed sizes read from the table."""
+    if sweep == "n_clusters" and "samples_per_machine" in sub:
+        return f"K ({int(sub['samples_per_machine'].iloc[0])} samples per machine)"
+    if sweep == "n_machines" and "n_samples" in sub:
+        return f"M ({int(sub['n_samples'].iloc[0]):,} samples in all)"
+    return {"snr": "SNR r", "n_clusters": "K", "n_machines": "M"}.get(sweep, sweep)
 
 
 def plot_final_sweeps(runs: pd.DataFrame):
@@ -102,7 +107,7 @@ def plot_final_sweeps(runs: pd.DataFrame):
             below = stats["mean"] - np.maximum(stats["mean"] - stats["std"], 0.0)
             ax.errorbar(stats.index, stats["mean"], yerr=[below, stats["std"]], marker="o",
                         ms=3, capsize=2, label=label, **style)
-        ax.set_xlabel(_SWEEP_LABELS.get(sweep, sweep))
+        ax.set_xlabel(_sweep_label(sub, sweep))
         ax.set_ylabel("misclustering after T iterations")
         ax.set_title(f"({letter})", loc="left", fontsize=9)
         if sweep == "n_machines":

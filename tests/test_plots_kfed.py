@@ -6,8 +6,10 @@ from fedclust.plots._style import save_figure
 from fedclust.plots.kfed import (
     plot_accuracy_vs_separation,
     plot_separation_distribution,
+    plot_structured_vs_iid,
     summarize_runs,
     table1_markdown,
+    table1_report,
 )
 
 
@@ -52,16 +54,24 @@ def test_table1_markdown_lists_every_setting():
     assert len(lines) == 4
     assert "| 10 | 4 | 2 | 5 | 10 | 10 | 3 | 0.990 ± 0.010 | 1.00 |" in lines
     assert lines[-1].endswith("n/a |")
+    targets = {"kfed": {"table1": {"rows": [{"n_features": 10, "n_clusters": 4, "value": 1.0}],
+                                   "provenance": "Table 1 of the paper"}}}
+    page = table1_report(runs, targets)
+    assert page.startswith("# k-FED, Table 1") and page.rstrip().endswith("Table 1 of the paper")
 
 
 def test_figure5_marks_the_chosen_k():
     pairs = pd.DataFrame({"n_clusters": [2, 3, 3, 3], "value": [0.7, 0.6, 0.4, 0.55]})
-    summary = pd.DataFrame({"dataset": ["toy", "toy"], "n_samples": [100, 100],
+    summary = pd.DataFrame({"dataset": ["toy", "toy"], "data_title": ["Toy data"] * 2,
+                            "n_samples": [100, 100], "threshold": [0.5, 0.5],
                             "n_clusters": [2, 3], "device_clusters": [1, 1],
                             "devices_per_cluster": [1, 1], "share_above": [1.0, 2 / 3],
                             "chosen": [True, False]})
-    fig = plot_separation_distribution(pairs, summary, threshold=0.5)
+    fig = plot_separation_distribution(pairs, summary)
     assert "chosen k = 2" in [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    # the threshold and the title come from the table
+    assert fig.axes[0].get_lines()[-1].get_ydata()[0] == 0.5
+    assert fig._suptitle.get_text().startswith("Separation of Toy data")
 
 
 def tidy_rows(records, ids):
@@ -83,9 +93,12 @@ def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
                            iid_cost_over_oracle=1.1)
                       for ds in ("femnist", "b") for kp in (1, 2) for r in range(2)], ids)
     fig = plot_structured_vs_iid(fig2)
-    # known data sets get their display name, others are shown as they are
+    # known data sets get the registry's title, others are shown as they are
     assert [ax.get_title() for ax in fig.axes[:2]] == ["b (oracle k = 4)",
                                                        "FEMNIST (oracle k = 4)"]
+    titled = fig2.assign(data_title=np.where(fig2.dataset == "b", "Bee data", "FEMNIST (LEAF)"))
+    assert [ax.get_title() for ax in plot_structured_vs_iid(titled).axes[:2]] == \
+        ["Bee data (oracle k = 4)", "FEMNIST (LEAF) (oracle k = 4)"]
     assert fig.axes[0].get_yscale() == "symlog"
     fig3 = tidy_rows([dict(dataset="a", n_clusters=4, device_clusters=2, run=r, algorithm=al,
                            cost_over_oracle=1.0, rounds=rd, floats_up=10, floats_down=20)
@@ -134,3 +147,13 @@ def test_fig3_tick_labels_do_not_overlap_with_many_settings():
         assert min(gaps) >= gap, ax.get_title()
     # a ratio near 1 is printed as such, not as an offset ("+1") and a small remainder
     assert all(not ax.yaxis.get_major_formatter().get_offset() for ax in fig.axes)
+
+
+def test_points_holding_fewer_runs_are_labelled_with_their_count():
+    ids = ["dataset", "n_clusters", "device_clusters", "run"]
+    rows = [dict(dataset="a", n_clusters=4, device_clusters=kp, run=r, cost_gap_ratio=0.1,
+                 structured_cost_over_oracle=1.0, iid_cost_over_oracle=1.1)
+            for kp in (1, 2) for r in range(3) if not (kp == 2 and r > 0)]
+    fig = plot_structured_vs_iid(tidy_rows(rows, ids))
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels == ["n=1"]  # k' = 2 holds one of three runs, k' = 1 all three

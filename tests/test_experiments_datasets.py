@@ -12,7 +12,7 @@ from fedclust.experiments.datasets import (
     write_prepared,
 )
 
-from .test_data import fake_mnist
+from .conftest import fake_mnist
 
 
 def test_prepare_mnist_subsamples_with_the_seed(tmp_path, rng):

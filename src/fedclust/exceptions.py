@@ -1,0 +1,16 @@
+"""Errors the library raises on purpose, so callers can catch exactly them."""
+
+from __future__ import annotations
+
+__all__ = ["InfeasibleSettingError"]
+
+
+class InfeasibleSettingError(ValueError):
+    """A setting the algorithm cannot run on this data, whatever the seed.
+
+    Raised, for example, when fewer distinct local centres reach the k-FED server than the
+    ``n_clusters`` it must form. Experiments catch this error only: they log the setting and
+    write it to their results table as skipped, with the message as its reason. Invalid
+    parameters (a negative count, an unknown name) raise ``ValueError`` or ``TypeError``
+    instead and stop the run.
+    """

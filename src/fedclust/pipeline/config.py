@@ -1,0 +1,145 @@
+"""The pipeline's configuration: validated against ``config/schema.yaml``, defaults filled.
+
+:func:`validate_config` is what the Snakefile calls on the merged config (config file,
+``--configfile`` and ``--config``). It fills every default the schema declares (so no script
+needs ``.get(key, default)``), treats a float as no integer (``runs: 5.0`` is refused), and
+stops at the first problem with a message of a few lines naming the key, its path and, for an
+unknown key, the keys allowed there -- not the schema. The lists of data set names in the
+schema come from :data:`fedclust.pipeline.data.DATASETS`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from pathlib import Path
+
+import yaml
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import best_match
+
+from .data import dataset_names
+
+__all__ = ["ConfigError", "load_schema", "validate_config"]
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names the key."""
+
+
+def _strict_integer(checker, instance) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _validator_class():
+    base = Draft202012Validator
+    type_checker = base.TYPE_CHECKER.redefine("integer", _strict_integer)
+    strict = validators.extend(base, type_checker=type_checker)
+    check_properties = strict.VALIDATORS["properties"]
+
+    def fill_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from check_properties(validator, properties, instance, schema)
+
+    return validators.extend(strict, {"properties": fill_defaults})
+
+
+def load_schema(path) -> dict:
+    """The schema at ``path`` with the data set name lists filled from the registry."""
+    path = Path(path)
+    with open(path) as fh:
+        schema = yaml.safe_load(fh)
+    defs = schema.setdefault("$defs", {})
+    defs["dataset_name"] = {"type": "string", "enum": dataset_names(),
+                            "description": "a data set of fedclust.pipeline.data.DATASETS"}
+    defs["natural_dataset"] = {"type": "string", "enum": dataset_names(natural=True),
+                               "description": "a data set with a natural partition"}
+    return schema
+
+
+def _where(path) -> str:
+    parts = []
+    for p in path:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        else:
+            parts.append(("." if parts else "") + str(p))
+    return "".join(parts) or "(top level)"
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _message(error) -> str:
+    where = _where(error.absolute_path)
+    schema, instance = error.schema, error.instance
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        unknown = sorted(set(instance) - set(allowed))
+        lines = []
+        for key in unknown:
+            full = key if where == "(top level)" else f"{where}.{key}"
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            lines.append(f"unknown config key '{full}'" +
+                         (f" (did you mean '{hint[0]}'?)" if hint else ""))
+        lines.append(f"allowed keys under '{where}': {', '.join(allowed)}")
+        return "\n".join(lines)
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in instance]
+        full = ", ".join(k if where == "(top level)" else f"{where}.{k}" for k in missing)
+        return f"missing config key '{full}'"
+    description = schema.get("description")
+    if error.validator == "oneOf":
+        detail = f"{_short(instance)} is not valid here"
+    elif error.validator == "enum":
+        detail = f"{_short(instance)} is not one of {error.validator_value}"
+    elif error.validator == "type":
+        expected = error.validator_value
+        detail = f"{_short(instance)} is not of type {expected}"
+    else:
+        detail = error.message if len(error.message) < 160 else f"{_short(instance)} is invalid"
+    text = f"config key '{where}': {detail}"
+    if description:
+        text += f"\n  ({description})"
+    return text
+
+
+def validate_config(config: dict, schema_path) -> dict:
+    """Validate ``config`` in place against the schema, filling its defaults.
+
+    Returns
+    -------
+    config : dict
+        The same object, defaults filled.
+
+    Raises
+    ------
+    ConfigError
+        Naming the offending key in a few lines.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from fedclust.pipeline.config import validate_config
+    >>> schema = pathlib.Path(tempfile.mkdtemp()) / "schema.yaml"
+    >>> _ = schema.write_text("type: object\\nadditionalProperties: false\\n"
+    ...                       "properties:\\n  runs: {type: integer, default: 3}\\n")
+    >>> validate_config({}, schema)
+    {'runs': 3}
+    >>> validate_config({"rusn": 2}, schema)
+    Traceback (most recent call last):
+    ...
+    fedclust.pipeline.config.ConfigError: unknown config key 'rusn' (did you mean 'runs'?)
+    allowed keys under '(top level)': runs
+    """
+    schema = load_schema(schema_path)
+    validator = _validator_class()(schema)
+    error = best_match(validator.iter_errors(config))
+    if error is not None:
+        raise ConfigError(_message(error))
+    return config

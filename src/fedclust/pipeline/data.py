@@ -1,0 +1,215 @@
+"""The data sets the pipeline knows, and where their files live: declared once, here.
+
+Every data set a config may name is one :class:`DatasetSpec`; the workflow's rules, wildcard
+constraints and the config schema's list of data set names all read :data:`DATASETS`. The
+raw files a data set is prepared from, and the source each comes from (official download or
+the offline mirror's variant), are resolved from the config by :func:`source` and
+:func:`raw_files`; the file names themselves are the loaders' constants
+(:data:`fedclust.data.MNIST_FILES`, ...).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DatasetSpec", "DATASETS", "dataset_names", "source", "raw_files", "fetch_outputs",
+           "leaf_femnist_dirs", "check_mirror", "FETCH_RULES"]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A data set of the pipeline.
+
+    Attributes
+    ----------
+    name : str
+        Key in the config (``datasets.<name>``) and in every results table.
+    title : str
+        How figures name it; the preparation adds what it cannot know in advance (which
+        source was used), and tables carry the result in their ``data_title`` column.
+    natural_devices : str or None
+        What its natural partition is (``"writers"``, ``"roles"``), None without one.
+    embedding : bool
+        Its features are a CNN's embedding (rule ``train_embedding``), not the raw data.
+    fetch : str
+        The rule that fetches its raw files.
+    """
+
+    name: str
+    title: str
+    natural_devices: str | None
+    embedding: bool
+    fetch: str
+
+
+DATASETS = {spec.name: spec for spec in (
+    DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist"),
+    DatasetSpec("femnist", "FEMNIST", "writers", False, "fetch_femnist"),
+    DatasetSpec("shakespeare", "Shakespeare", "roles", False, "fetch_shakespeare"),
+    DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures"),
+    DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
+    DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
+)}
+
+#: Fetch rules, each downloading (or copying from the mirror) one upstream release.
+FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",
+               "fetch_cifar10")
+
+
+def dataset_names(*, embedding: bool | None = None, natural: bool | None = None) -> list[str]:
+    """Names of the data sets, optionally only (non-)embeddings or those with(out) a natural
+    partition."""
+    return [s.name for s in DATASETS.values()
+            if (embedding is None or s.embedding == embedding)
+            and (natural is None or (s.natural_devices is not None) == natural)]
+
+
+def _mirror(config) -> Path | None:
+    mirror = config.get("data_mirror")
+    return Path(mirror).resolve() if mirror else None
+
+
+def check_mirror(config) -> None:
+    """Raise naming ``data_mirror`` when it is set but is not a folder."""
+    mirror = config.get("data_mirror")
+    if mirror and not Path(mirror).is_dir():
+        raise FileNotFoundError(
+            f"data_mirror={mirror}: no such folder (resolved to {Path(mirror).resolve()}); "
+            f"point it at a folder laid out like the upstream sources (e.g. ../shared/data), "
+            f"or leave it null to download")
+
+
+def leaf_femnist_dirs(config) -> list[str]:
+    """LEAF FEMNIST directories: ``datasets.femnist.leaf_dirs``, else the mirror's."""
+    dirs = config["datasets"]["femnist"]["leaf_dirs"]
+    if dirs:
+        return [os.path.abspath(d) for d in dirs]
+    mirror = _mirror(config)
+    if mirror is None:
+        raise ValueError(
+            "datasets.femnist.source=leaf needs LEAF json directories: set "
+            "datasets.femnist.leaf_dirs, or data_mirror to a folder holding "
+            "femnist/leaf_sample_*, or datasets.femnist.source to 'tff' (or 'auto') to download "
+            "TFF's official h5 files")
+    found = sorted(glob.glob(str(mirror / "femnist" / "leaf_sample_*")))
+    if not found:
+        raise ValueError(f"data_mirror={mirror} has no femnist/leaf_sample_* directory "
+                         f"(datasets.femnist.source=leaf)")
+    return found
+
+
+def source(name: str, config) -> str:
+    """Which release a data set is read from, ``auto`` resolved.
+
+    * femnist: ``leaf`` (LEAF json: ``leaf_dirs``, or the mirror's sample) or ``tff``
+      (TensorFlow Federated's h5, downloaded); ``auto`` is ``leaf`` when json is at hand.
+    * cifar10_cnn: ``jpeg`` (the mirror's JPEG re-encoding) or ``official`` (the python
+      batches); ``auto`` is ``jpeg`` when the mirror has it.
+    * postures: ``subset`` (the mirror's real subset) or ``uci`` (UCI's archive); ``auto`` is
+      ``subset`` when the mirror has it.
+    * every other data set: ``official``.
+    """
+    cfg = config["datasets"].get(name, {})
+    chosen = cfg.get("source", "official")
+    if chosen != "auto":
+        return chosen
+    mirror = _mirror(config)
+    if name == "femnist":
+        has = cfg["leaf_dirs"] or (mirror and glob.glob(str(mirror / "femnist" /
+                                                             "leaf_sample_*")))
+        return "leaf" if has else "tff"
+    if name == "cifar10_cnn":
+        from ..data.cifar10 import CIFAR10_FILES
+        has = mirror and (mirror / CIFAR10_FILES["jpeg"].mirror_path).is_file()
+        return "jpeg" if has else "official"
+    if name == "postures":
+        from ..data.postures import POSTURES_SUBSET
+        has = mirror and (mirror / POSTURES_SUBSET.mirror_path).is_file()
+        return "subset" if has else "uci"
+    raise ValueError(f"datasets.{name}.source: 'auto' is not defined for {name}")
+
+
+def fetch_outputs(rule: str, config) -> list[str]:
+    """The files a fetch rule writes (under ``data/``), for the source the config selects."""
+    from ..data.cifar10 import CIFAR10_FILES, CIFAR10_PYTHON_BATCHES
+    from ..data.femnist import TFF_EMNIST_H5
+    from ..data.mnist import MNIST_FILES
+    from ..data.postures import POSTURES_CSV, POSTURES_SUBSET
+    from ..data.shakespeare import SHAKESPEARE_RAW
+
+    if rule == "fetch_mnist":
+        return [f"data/mnist/raw/{remote.name}" for remote in MNIST_FILES.values()]
+    if rule == "fetch_shakespeare":
+        return [f"data/shakespeare/raw/{SHAKESPEARE_RAW.name}"]
+    if rule == "fetch_femnist":
+        return [f"data/femnist/tff/{name}" for name in TFF_EMNIST_H5]
+    if rule == "fetch_postures":
+        name = POSTURES_SUBSET.name if source("postures", config) == "subset" else POSTURES_CSV
+        return [f"data/postures/raw/{name}"]
+    if rule == "fetch_cifar10":
+        if source("cifar10_cnn", config) == "jpeg":
+            return [f"data/cifar10/raw/{CIFAR10_FILES['jpeg'].name}"]
+        return [f"data/cifar10/raw/cifar-10-batches-py/{name}"
+                for name in CIFAR10_PYTHON_BATCHES]
+    raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
+
+
+def raw_files(name: str, config) -> list[str]:
+    """The files data set ``name`` is prepared from (inputs of its preparation rule)."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; known: {sorted(DATASETS)}")
+    if name == "postures" and config["datasets"]["postures"]["csv"]:
+        return [os.path.abspath(config["datasets"]["postures"]["csv"])]
+    if name == "femnist" and source("femnist", config) == "leaf":
+        files = []
+        for d in leaf_femnist_dirs(config):
+            files += sorted(glob.glob(os.path.join(d, "*", "*.json*")))
+        if not files:
+            raise ValueError(f"no LEAF json files under {leaf_femnist_dirs(config)}")
+        return files
+    if name == "cifar10_cnn":
+        return ["data/cifar10/images.h5"]
+    return fetch_outputs(DATASETS[name].fetch, config)
+
+
+def fetch(rule: str, config) -> list[Path]:
+    """Run fetch rule ``rule``: download (or copy from ``data_mirror``) and verify its files.
+
+    Returns
+    -------
+    list of Path
+        The files of :func:`fetch_outputs`, each checked to exist.
+    """
+    outputs = [Path(p) for p in fetch_outputs(rule, config)]
+    mirror = config.get("data_mirror")
+    root = outputs[0].parent
+    if rule == "fetch_mnist":
+        from ..data.mnist import fetch_mnist
+        fetch_mnist(root, mirror=mirror)
+    elif rule == "fetch_shakespeare":
+        from ..data.shakespeare import fetch_shakespeare
+        fetch_shakespeare(root, mirror=mirror)
+    elif rule == "fetch_femnist":
+        from ..data.femnist import fetch_tff_emnist
+        fetch_tff_emnist(root, mirror=mirror)
+    elif rule == "fetch_postures":
+        from ..data.postures import fetch_postures_subset, fetch_postures_uci
+        if source("postures", config) == "subset":
+            fetch_postures_subset(root, mirror=mirror)
+        else:
+            fetch_postures_uci(root, mirror=mirror)
+    elif rule == "fetch_cifar10":
+        from ..data.cifar10 import fetch_cifar10_jpeg, fetch_cifar10_python
+        if source("cifar10_cnn", config) == "jpeg":
+            fetch_cifar10_jpeg(root, mirror=mirror)
+        else:
+            fetch_cifar10_python(root.parent, mirror=mirror)  # into <root>/cifar-10-batches-py
+    else:
+        raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
+    missing = [str(p) for p in outputs if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{rule} did not produce {missing}")
+    return outputs

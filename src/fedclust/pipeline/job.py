@@ -1,0 +1,81 @@
+"""What every workflow script does around its one library call: logs, threads, errors.
+
+A script is thin::
+
+    with job(snakemake) as log:
+        table = some_library_function(...)
+        write_table(table, snakemake.output[0])
+
+:func:`job` sends the ``fedclust`` logger, warnings and progress to the rule's ``log:`` file
+(progress as plain periodic lines, not bar redraws), limits BLAS (and torch, if loaded) to the
+job's ``threads`` -- Snakemake sets the thread variables only for ``shell:`` rules -- and, when
+the job fails, writes the full traceback to the log and one short line naming the rule, the
+error and the log file to the terminal, so the cause is visible without opening the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+
+__all__ = ["job", "apply_threads"]
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def apply_threads(threads: int):
+    """Limit BLAS/OpenMP pools (and torch, if imported) to ``threads``; returns the limiter
+    (a ``threadpoolctl`` context to keep alive)."""
+    from threadpoolctl import threadpool_limits
+
+    threads = max(1, int(threads))
+    for name in _THREAD_VARIABLES:  # for libraries loaded later and for subprocesses
+        os.environ[name] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    return threadpool_limits(limits=threads)
+
+
+@contextlib.contextmanager
+def job(snakemake):
+    """Run a script's body as one pipeline job (see the module docstring).
+
+    Yields the ``fedclust`` logger. On an exception the process exits with status 1 after
+    logging; Snakemake then marks the job failed and removes its outputs.
+    """
+    rule = getattr(snakemake, "rule", "job")
+    log_path = Path(snakemake.log[0]) if len(snakemake.log) else None
+    terminal = sys.stderr
+    stream = None
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        stream = open(log_path, "w", buffering=1)
+        sys.stderr = stream  # tqdm, warnings and stray prints of libraries
+    logging.basicConfig(level=logging.INFO, stream=stream or terminal, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.captureWarnings(True)
+    log = logging.getLogger("fedclust")
+    threads = int(getattr(snakemake, "threads", 1) or 1)
+    limiter = apply_threads(threads)
+    log.info("rule %s: %d thread(s)", rule, threads)
+    try:
+        yield log
+    except BaseException as error:  # noqa: BLE001 - reported, then the job fails
+        if isinstance(error, SystemExit) and error.code in (0, None):
+            raise
+        log.error("rule %s failed:\n%s", rule, "".join(traceback.format_exception(error)))
+        where = f" (full log: {log_path})" if log_path is not None else ""
+        print(f"Error in rule {rule}: {type(error).__name__}: {error}{where}", file=terminal,
+              flush=True)
+        raise SystemExit(1) from None
+    finally:
+        limiter.restore_original_limits()
+        if stream is not None:
+            sys.stderr = terminal
+            logging.getLogger().handlers.clear()
+            stream.close()

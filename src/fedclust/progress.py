@@ -1,0 +1,98 @@
+"""Progress of long work: a bar on a terminal, plain periodic lines in a log file.
+
+:func:`progress` wraps an iterable. When standard error is a terminal it is a tqdm bar; when
+it is not (a Snakemake ``log:`` file, a SLURM output file, a pipe) it writes one plain line
+through the ``fedclust`` logger at most every ``interval`` seconds and at the end, instead of
+the bar's carriage-return redraws that fill a log with thousands of partial lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterable, Iterator
+
+from tqdm.auto import tqdm
+
+__all__ = ["progress", "Progress"]
+
+_log = logging.getLogger("fedclust.progress")
+
+
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+class Progress:
+    """Periodic plain-text progress of ``total`` steps (see :func:`progress`)."""
+
+    def __init__(self, total: int | None, desc: str, *, interval: float = 30.0,
+                 unit: str = "it", logger: logging.Logger = _log):
+        self.total, self.desc, self.unit = total, desc, unit
+        self.interval, self.logger = interval, logger
+        self.count = 0
+        self.postfix = ""
+        self._start = self._last = time.monotonic()
+
+    def update(self, n: int = 1) -> None:
+        self.count += n
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            self._write(now)
+
+    def set_postfix(self, **values) -> None:
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def close(self) -> None:
+        self._write(time.monotonic(), done=True)
+
+    def _write(self, now: float, done: bool = False) -> None:
+        elapsed = now - self._start
+        of = f"/{self.total}" if self.total is not None else ""
+        pct = f" ({100 * self.count / self.total:.0f}%)" if self.total else ""
+        extra = f", {self.postfix}" if self.postfix else ""
+        state = "done" if done else "progress"
+        self.logger.info("%s: %s %d%s %s%s in %.0f s%s", self.desc, state, self.count, of,
+                         self.unit, pct, elapsed, extra)
+
+
+def progress(iterable: Iterable, *, desc: str, total: int | None = None,
+             disable: bool = False, unit: str = "it", interval: float = 30.0) -> Iterator:
+    """Iterate over ``iterable`` showing progress (a bar on a terminal, log lines otherwise).
+
+    Examples
+    --------
+    >>> from fedclust.progress import progress
+    >>> sum(progress(range(5), desc="summing", disable=True))
+    10
+    """
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
+    if disable:
+        yield from iterable
+        return
+    if _is_terminal(sys.stderr):
+        yield from tqdm(iterable, desc=desc, total=total, unit=unit, mininterval=1.0)
+        return
+    bar = Progress(total, desc, interval=interval, unit=unit)
+    for item in iterable:
+        yield item
+        bar.update()
+    bar.close()
+
+
+def progress_bar(*, desc: str, total: int | None = None, disable: bool = False,
+                 unit: str = "it", interval: float = 30.0):
+    """A manually updated bar (``update``, ``set_postfix``, ``close``): tqdm on a terminal,
+    :class:`Progress` otherwise."""
+    if disable:
+        return tqdm(total=total, disable=True)
+    if _is_terminal(sys.stderr):
+        return tqdm(desc=desc, total=total, unit=unit, mininterval=1.0)
+    return Progress(total, desc, interval=interval, unit=unit)

@@ -1,0 +1,230 @@
+"""k-means++ seeding, weighted, centralized and over a federation, with what it costs to send.
+
+:func:`kmeans_plusplus` is k-means++ (Arthur & Vassilvitskii, 2007) on pooled weighted points:
+the first center is drawn with probability proportional to the weight ``w``, every next one
+proportional to ``w D^2`` (``D`` the distance to the nearest chosen center) -- exactly the
+distribution of k-means++ on the data with every row repeated ``w`` times. No greedy local
+trials (scikit-learn's ``kmeans_plusplus`` adds them), so the distribution is the paper one.
+
+:func:`distributed_kmeans_plusplus` draws from the same distribution without moving data: the
+server keeps the chosen centers, every device keeps ``D^2`` of its points. For each new center
+the server gathers each device's ``w D^2`` mass, picks a device with probability proportional
+to its mass, and that device samples one of its points proportional to ``w D^2``. A point ``x``
+on device ``z`` is chosen with probability ``(m_z / sum m) (w D^2(x) / m_z)``: centralized
+k-means++. This is the LocalKMeans++ initialization (Vardhan et al., 2025, Algorithm 2) and
+the seeding of the distributed Lloyd baseline.
+
+Rows of weight <= 0 are never drawn (their probability is ``max(w, 0) D^2``); see
+:mod:`fedclust.lloyd` for what negative weights mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_choice, check_random_state, check_sample_weight
+from .communication import SERVER, Communication
+from .federation import Federation
+from .lloyd import squared_norms
+
+__all__ = ["kmeans_plusplus", "distributed_kmeans_plusplus", "distributed_random_init",
+           "initial_centers"]
+
+
+def _positive(weights, n: int) -> np.ndarray | None:
+    """``max(w, 0)``, or None for unweighted rows."""
+    return None if weights is None else np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+
+
+def _check_enough(n_clusters: int, n_drawable: int, what: str) -> None:
+    if n_clusters > n_drawable:
+        raise ValueError(f"n_clusters={n_clusters} exceeds the {n_drawable} {what} that "
+                         f"seeding can draw from")
+
+
+def _sq_dist_to(X, x_sq, row) -> np.ndarray:
+    return np.maximum(x_sq - 2.0 * (X @ X[row]) + x_sq[row], 0.0)
+
+
+def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None,
+                    x_sq: np.ndarray | None = None):
+    """Weighted k-means++ seeding on pooled data (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    n_clusters : int
+    sample_weight : array-like of shape (n,), optional
+        Row weights; negative weights are accepted and never drawn.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+    rows : ndarray of shape (n_clusters,)
+        Indices of the chosen rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust.seeding import kmeans_plusplus
+    >>> X = np.array([[0.0], [0.1], [10.0], [10.1]])
+    >>> centers, rows = kmeans_plusplus(X, 2, random_state=0)
+    >>> sorted(np.round(centers.ravel()).tolist())  # one point from each pair
+    [0.0, 10.0]
+    """
+    X = np.asarray(X)
+    n = X.shape[0]
+    w = _positive(check_sample_weight(sample_weight, n, allow_negative=True), n)
+    _check_enough(n_clusters, n if w is None else int((w > 0).sum()),
+                  "rows" if w is None else "rows of positive weight")
+    rng = check_random_state(random_state)
+    if x_sq is None:
+        x_sq = squared_norms(X)
+    rows = np.empty(n_clusters, dtype=np.int64)
+    rows[0] = rng.integers(n) if w is None else rng.choice(n, p=w / w.sum())
+    d2 = _sq_dist_to(X, x_sq, rows[0])
+    for j in range(1, n_clusters):
+        p = d2 if w is None else w * d2
+        total = p.sum()
+        if total <= 0.0:
+            # every drawable row coincides with a chosen center: draw as for the first one
+            rows[j] = rng.integers(n) if w is None else rng.choice(n, p=w / w.sum())
+        else:
+            rows[j] = rng.choice(n, p=p / total)
+        d2 = np.minimum(d2, _sq_dist_to(X, x_sq, rows[j]))
+    return X[rows].copy(), rows
+
+
+def _sample_point(federation: Federation, masses: np.ndarray, weights: np.ndarray | None,
+                  rng: np.random.Generator) -> int:
+    """Server picks a device proportionally to ``masses``; the device picks one of its rows
+    proportionally to ``weights`` (uniformly when None). Returns the sorted-row index."""
+    device = rng.choice(len(masses), p=masses / masses.sum())
+    start, stop = federation.offsets[device], federation.offsets[device + 1]
+    if weights is None:
+        return int(start + rng.integers(stop - start))
+    w = weights[start:stop]
+    return int(start + rng.choice(stop - start, p=w / w.sum()))
+
+
+def _device_masses(federation: Federation, values: np.ndarray) -> np.ndarray:
+    return np.add.reduceat(values, federation.offsets[:-1])
+
+
+def distributed_random_init(federation: Federation, n_clusters: int,
+                            rng: np.random.Generator, comm: Communication):
+    """``n_clusters`` distinct rows drawn uniformly (with weights: proportionally to the
+    weight, without replacement) from the whole federation.
+
+    Protocol: the devices report their sizes (one round), then the server draws the centers and
+    asks the owning devices for them (a second round, one point per center).
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+    rows : ndarray of shape (n_clusters,)
+        Indices of the chosen rows in the federation's sorted order.
+    """
+    n, d = federation.n_samples, federation.n_features
+    w = _positive(federation.weights, n)
+    drawable = n if w is None else int((w > 0).sum())
+    _check_enough(n_clusters, drawable, "rows of the federation")
+    rows = rng.choice(n, size=n_clusters, replace=False, p=None if w is None else w / w.sum())
+    owners, per_owner = np.unique(np.searchsorted(federation.offsets, rows, side="right") - 1,
+                                  return_counts=True)
+    _report_sizes(federation, comm)
+    # the server asks each owner for its rows (their indices), and gets the points back
+    comm.send("seed_request", SERVER, owners, ints=per_owner)
+    comm.send("seed_point", owners, SERVER, floats=per_owner * d)
+    comm.add_rounds(1)
+    return federation.X[rows].copy(), rows
+
+
+def _report_sizes(federation: Federation, comm: Communication) -> None:
+    """One round: every device sends its size (an int; its total weight, a float, when rows
+    are weighted)."""
+    devices = np.arange(federation.n_devices)
+    if federation.weights is None:
+        comm.send("device_size", devices, SERVER, ints=1)
+    else:
+        comm.send("device_weight", devices, SERVER, floats=1)
+    comm.add_rounds(1)
+
+
+def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
+                                rng: np.random.Generator, comm: Communication, *,
+                                x_sq: np.ndarray | None = None):
+    """Exact weighted k-means++ over a federation (see the module docstring).
+
+    Communication, per center: one round in which the server broadcasts the previous center
+    (``d`` floats to each device; nothing for the first) and gathers one ``w D^2`` mass per
+    device (the device sizes for the first center), then one round with the chosen device,
+    which sends its sampled point (``d`` floats).
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+    rows : ndarray of shape (n_clusters,)
+        Indices of the chosen rows in the federation's sorted order.
+    """
+    X = federation.X
+    n, d, Z = federation.n_samples, federation.n_features, federation.n_devices
+    w = _positive(federation.weights, n)
+    _check_enough(n_clusters, n if w is None else int((w > 0).sum()),
+                  "rows" if w is None else "rows of positive weight")
+    if x_sq is None:
+        x_sq = squared_norms(X)
+    devices = np.arange(Z)
+    rows = np.empty(n_clusters, dtype=np.int64)
+    # first center: proportional to the weight (device chosen by its size or weight)
+    first_masses = federation.device_sizes.astype(np.float64) if w is None else \
+        _device_masses(federation, w)
+    _report_sizes(federation, comm)
+    rows[0] = _sample_point(federation, first_masses, w, rng)
+    comm.send("seed_point", np.searchsorted(federation.offsets, rows[0], side="right") - 1,
+              SERVER, floats=d)
+    comm.add_rounds(1)
+    d2 = _sq_dist_to(X, x_sq, rows[0])
+    for j in range(1, n_clusters):
+        scores = d2 if w is None else w * d2
+        masses = _device_masses(federation, scores)
+        comm.send("seed_center", SERVER, devices, floats=d)
+        comm.send("seed_mass", devices, SERVER, floats=1)
+        comm.add_rounds(1)
+        if masses.sum() <= 0.0:
+            # every drawable point coincides with a chosen center: draw as for the first one
+            rows[j] = _sample_point(federation, first_masses, w, rng)
+        else:
+            rows[j] = _sample_point(federation, masses, scores, rng)
+        comm.send("seed_point", np.searchsorted(federation.offsets, rows[j], side="right") - 1,
+                  SERVER, floats=d)
+        comm.add_rounds(1)
+        d2 = np.minimum(d2, _sq_dist_to(X, x_sq, rows[j]))
+    return X[rows].copy(), rows
+
+
+def initial_centers(init, federation: Federation, n_clusters: int, rng: np.random.Generator,
+                    comm: Communication) -> np.ndarray:
+    """The ``init`` parameter of the server-based estimators, resolved.
+
+    ``"k-means++"`` runs :func:`distributed_kmeans_plusplus`, ``"random"``
+    :func:`distributed_random_init` (both record their messages in ``comm``); an array of
+    shape ``(n_clusters, n_features)`` is used as given, at no communication cost.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, n_features)
+    """
+    if isinstance(init, str):
+        check_choice(init, "init", {"k-means++", "random"})
+        seeding = distributed_kmeans_plusplus if init == "k-means++" else distributed_random_init
+        centers, _ = seeding(federation, n_clusters, rng, comm)
+        return centers
+    centers = np.asarray(init, dtype=federation.X.dtype)
+    shape = (n_clusters, federation.n_features)
+    if centers.shape != shape:
+        raise ValueError(f"init array must have shape {shape}; got {centers.shape}")
+    if not np.isfinite(centers).all():
+        raise ValueError("init array contains NaN or infinite values")
+    return centers.copy()

@@ -1,0 +1,205 @@
+"""The contract every estimator follows, checked once for all of them.
+
+An estimator joins by one line: add it to ``fedclust.algorithms.ESTIMATORS`` (and, if its
+defaults do not suit the small data below, give its parameters in ``PARAMS``). The
+``ToyLloyd`` estimator defined here is not in the library: it shows that a new estimator,
+written against ``FederatedClusteringMixin``, inherits every check.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_clusterer
+from sklearn.exceptions import NotFittedError
+
+from fedclust.algorithms import ESTIMATORS, FederatedClusteringMixin
+from fedclust.communication import SERVER, Communication
+from fedclust.lloyd import lloyd
+from fedclust.metrics import clustering_accuracy
+from fedclust.rounds import History
+from fedclust.seeding import kmeans_plusplus
+
+
+class ToyLloyd(FederatedClusteringMixin):
+    """Lloyd's algorithm on the pooled data from k-means++ (a stand-in new estimator).
+
+    Every device uploads all its rows once (kind ``rows``).
+    """
+
+    def __init__(self, n_clusters=3, *, random_state=None):
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+
+    def _check_params(self):
+        if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
+            raise ValueError(f"n_clusters must be >= 1; got {self.n_clusters!r}")
+
+    def _fit(self, federation, rng, comm, callback):
+        init, _ = kmeans_plusplus(federation.X, self.n_clusters,
+                                  sample_weight=federation.weights, random_state=rng)
+        result = lloyd(federation.X, init, weights=federation.weights)
+        comm.send("rows", np.arange(federation.n_devices), SERVER,
+                  floats=federation.device_sizes * federation.n_features)
+        comm.add_rounds(1)
+        self.cluster_centers_ = result.centers
+        self.labels_ = federation.to_original_order(result.labels)
+        self.n_iter_ = result.n_iter
+
+
+ALL = [*ESTIMATORS, ToyLloyd]
+# parameters for the small data below (k = 3 clusters, each device sees one or two)
+PARAMS = {"KFed": {"device_clusters": 2}, "LocalKMeans": {"local_steps": 2, "n_iter": 6}}
+
+
+def make(cls, **overrides):
+    params = {"n_clusters": 3, "random_state": 0, **PARAMS.get(cls.__name__, {}), **overrides}
+    return cls(**params)
+
+
+def blobs(seed=0, per_cluster=40):
+    """Three far-apart blobs in R^4, rows shuffled, each of 6 devices holding 1-2 blobs."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0, 0, 0], [30, 0, 0, 0], [0, 30, 0, 0]])
+    labels = np.repeat(np.arange(3), per_cluster)
+    devices = np.concatenate([np.arange(per_cluster) % 2 + 2 * c for c in range(3)])
+    devices[labels == 1] = np.where(np.arange(per_cluster) % 2 == 0, 2, 4)
+    X = centers[labels] + rng.standard_normal((len(labels), 4))
+    order = rng.permutation(len(labels))
+    return X[order], labels[order], devices[order]
+
+
+def independent_cost(X, centers, labels, weights=None):
+    w = np.ones(len(X)) if weights is None else weights
+    return float(sum(w[i] * np.sum((X[i] - centers[labels[i]]) ** 2) for i in range(len(X))))
+
+
+@pytest.fixture(params=ALL, ids=lambda cls: cls.__name__)
+def estimator_class(request):
+    return request.param
+
+
+def test_is_a_scikit_learn_clusterer_with_nothing_set_in_init(estimator_class):
+    est = make(estimator_class)
+    assert is_clusterer(est)
+    # __init__ stores its arguments and nothing else
+    assert set(vars(est)) == set(est.get_params(deep=False))
+    signature = inspect.signature(estimator_class.__init__)
+    assert set(est.get_params()) == set(signature.parameters) - {"self"}
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and twin is not est
+    with pytest.raises(NotFittedError):
+        est.predict(np.zeros((2, 4)))
+
+
+def test_fit_sets_the_shared_fitted_attributes(estimator_class):
+    X, y, devices = blobs()
+    est = make(estimator_class)
+    assert est.fit(X, devices) is est
+    assert est.n_features_in_ == 4
+    assert est.cluster_centers_.shape == (3, 4)
+    assert est.labels_.shape == (len(X),)
+    # labels in the input order: the shuffled rows are clustered exactly
+    assert clustering_accuracy(y, est.labels_) == 1.0
+    assert est.inertia_ == pytest.approx(independent_cost(X, est.cluster_centers_, est.labels_))
+    assert isinstance(est.n_iter_, (int, np.integer)) and est.n_iter_ >= 1
+    assert np.array_equal(est.fit_predict(X, devices), est.labels_)
+    assert est.score(X) == pytest.approx(-independent_cost(X, est.cluster_centers_,
+                                                           est.predict(X)))
+
+
+def test_labels_equal_predict_or_the_exception_is_documented(estimator_class):
+    X, _, devices = blobs(1)
+    est = make(estimator_class).fit(X, devices)
+    # on well-separated data every estimator's labels are the nearest centers
+    assert np.array_equal(est.labels_, est.predict(X))
+    if not estimator_class._labels_are_nearest_center:
+        doc = inspect.getdoc(estimator_class)
+        assert "documented exception" in doc and "predict(X)" in doc
+
+
+def test_communication_ledger(estimator_class):
+    X, _, devices = blobs(2)
+    comm = make(estimator_class).fit(X, devices).communication_
+    assert isinstance(comm, Communication)
+    for key in ("rounds", "floats_up", "floats_down", "ints_up", "bytes_up", "messages_up"):
+        assert key in comm and comm[key] >= 0
+    assert comm["rounds"] >= 1 and comm["floats_up"] > 0
+    # the per-kind totals add up to the star summaries
+    kinds = comm.by_kind()
+    for direction in ("up", "down"):
+        part = kinds[kinds.direction == direction]
+        assert part.floats.sum() == comm[f"floats_{direction}"]
+        assert part.ints.sum() == comm[f"ints_{direction}"]
+        assert part.bytes.sum() == comm[f"bytes_{direction}"]
+    assert comm["bytes_up"] == 8 * comm["floats_up"] + 8 * comm["ints_up"]
+
+
+def test_int_seed_is_reproducible_and_a_generator_is_not_consumed(estimator_class):
+    X, _, devices = blobs(3, per_cluster=25)
+    X = X + np.random.default_rng(0).normal(0, 10, X.shape)  # overlapping: seeds matter
+    a = make(estimator_class, random_state=5).fit(X, devices)
+    b = make(estimator_class, random_state=5).fit(X, devices)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert dict(a.communication_) == dict(b.communication_)
+    gen = np.random.default_rng(7)
+    state = gen.bit_generator.state
+    c = make(estimator_class, random_state=gen).fit(X, devices)
+    assert gen.bit_generator.state == state
+    d = make(estimator_class, random_state=gen).fit(X, devices)
+    np.testing.assert_array_equal(c.cluster_centers_, d.cluster_centers_)
+
+
+def test_sample_weight_equals_repeated_rows(estimator_class):
+    X, _, devices = blobs(4, per_cluster=20)
+    weights = np.random.default_rng(1).integers(1, 4, size=len(X))
+    repeated = make(estimator_class).fit(np.repeat(X, weights, axis=0),
+                                         np.repeat(devices, weights),
+                                         sample_weight=np.ones(weights.sum()))
+    weighted = make(estimator_class).fit(X, devices, sample_weight=weights)
+    np.testing.assert_allclose(weighted.cluster_centers_, repeated.cluster_centers_,
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(np.repeat(weighted.labels_, weights), repeated.labels_)
+    assert weighted.inertia_ == pytest.approx(repeated.inertia_)
+
+
+def test_errors_name_the_argument(estimator_class):
+    X, _, devices = blobs(5, per_cluster=5)
+    est = make(estimator_class)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN or infinite"):
+        est.fit(bad, devices)
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match="X contains NaN or infinite"):
+        est.fit(bad, devices)
+    with pytest.raises(ValueError, match="devices must be a 1-D array with one device id"):
+        est.fit(X, devices[:-1])
+    with pytest.raises(ValueError, match=r"n_clusters=.* exceeds the number of samples \(2\)"):
+        make(estimator_class).fit(X[:2], devices[:2])
+    with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
+        est.fit(X, devices, sample_weight=np.ones(3))
+    if not estimator_class._allows_negative_weights:
+        with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+            est.fit(X, devices, sample_weight=-np.ones(len(X)))
+    with pytest.raises(ValueError, match="X has 3 features, but"):
+        est.fit(X, devices).predict(X[:, :3])
+
+
+def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):
+    X, _, devices = blobs(6)
+    history = History(metrics={"n_labels": lambda s: len(np.unique(s.labels))})
+    est = make(estimator_class)
+    if not estimator_class._reports_rounds:
+        with pytest.raises(TypeError, match="callback must be None"):
+            est.fit(X, devices, callback=history)
+        return
+    est.fit(X, devices, callback=history)
+    frame = history.to_frame()
+    assert frame["round"].tolist() == list(range(len(frame)))
+    assert frame["round"].iloc[0] == 0 and len(frame) >= 2
+    # the last round's objective is the cost of the last labels under the devices' centers
+    assert frame["n_labels"].iloc[-1] == 3

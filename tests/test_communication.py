@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from fedclust.communication import SERVER, Communication
+
+
+def test_star_summaries_per_kind_and_per_edge():
+    comm = Communication()
+    devices = np.array([0, 1, 2])
+    comm.send("centers", SERVER, devices, floats=10, times=3)      # 3 rounds of broadcasts
+    comm.send("sums", devices, SERVER, floats=10, times=3)
+    comm.send("counts", devices, SERVER, ints=2, times=3)
+    comm.add_rounds(3)
+    assert comm["rounds"] == 3
+    assert comm["floats_down"] == 3 * 3 * 10 and comm["messages_down"] == 9
+    assert comm["floats_up"] == 90 and comm["ints_up"] == 18 and comm["messages_up"] == 18
+    assert comm["bytes_up"] == 8 * 90 + 8 * 18 and comm.bytes == comm["bytes_up"] + 720
+    kinds = comm.by_kind().set_index("kind")
+    assert kinds.loc["counts", "ints"] == 18 and kinds.loc["counts", "direction"] == "up"
+    assert kinds.loc["centers", "direction"] == "down"
+    edges = comm.by_edge()
+    one = edges[(edges.kind == "sums") & (edges.sender == 1)]
+    assert len(one) == 1 and one.floats.iloc[0] == 30 and one.messages.iloc[0] == 3
+    assert set(edges[edges.kind == "centers"].receiver) == {0, 1, 2}
+
+
+def test_graph_messages_are_sent_by_devices():
+    comm = Communication(float_bytes=4)
+    comm.send("coreset", [0, 1, 1], [1, 0, 2], floats=[5, 6, 7])
+    assert comm["floats_up"] == 18 and comm["floats_down"] == 0
+    assert comm["bytes_up"] == 4 * 18
+    edges = comm.by_edge().set_index(["sender", "receiver"])
+    assert edges.loc[(1, 2), "floats"] == 7
+
+
+def test_notes_extend_and_repeated_records_merge():
+    a = Communication()
+    a.send("x", 0, SERVER, floats=1)
+    a.note("seeding_rounds", 4)
+    b = Communication()
+    b.send("x", 0, SERVER, floats=2)
+    b.send("y", SERVER, 0, ints=1)
+    b.add_rounds(2)
+    a.extend(b)
+    assert a["floats_up"] == 3 and a["ints_down"] == 1 and a["rounds"] == 2
+    assert a["seeding_rounds"] == 4 and dict(a)["seeding_rounds"] == 4
+    edges = a.by_edge()
+    assert len(edges[edges.kind == "x"]) == 1 and edges[edges.kind == "x"].floats.iloc[0] == 3
+    with pytest.raises(KeyError, match="counter"):
+        a.note("rounds", 1)
+
+
+def test_compaction_keeps_every_count(monkeypatch):
+    import fedclust.communication as module
+    monkeypatch.setattr(module, "_COMPACT_ROWS", 5)
+    comm = Communication()
+    for _ in range(7):
+        comm.send("m", np.arange(4), SERVER, floats=1)
+    edges = comm.by_edge()
+    assert len(edges) == 4 and (edges.messages == 7).all() and edges.floats.sum() == 28
+
+
+def test_negative_sizes_are_refused():
+    with pytest.raises(ValueError, match="non-negative"):
+        Communication().send("m", 0, SERVER, floats=-1)

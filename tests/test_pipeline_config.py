@@ -1,0 +1,102 @@
+"""The profiles validate against config/schema.yaml; defaults come from the schema; a bad key
+is named in a few lines."""
+
+import copy
+
+import pytest
+import yaml
+
+from fedclust.pipeline.config import ConfigError, load_schema, validate_config
+from fedclust.pipeline.data import dataset_names
+
+from .conftest import REPO
+
+SCHEMA = REPO / "config" / "schema.yaml"
+
+
+def load(name):
+    return yaml.safe_load((REPO / "config" / name).read_text())
+
+
+def merged(base, override):
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@pytest.mark.parametrize("profile", [None, "ci.yaml"])
+def test_profiles_validate(profile):
+    config = load("config.yaml")
+    if profile:
+        config = merged(config, load(profile))
+    validate_config(config, SCHEMA)
+    assert config["kfed"]["table1"]["separation"] == 100
+    assert config["kfed"]["table1"]["devices_per_cluster"] == 5
+
+
+def test_defaults_are_filled_from_the_schema_down_to_nested_sections():
+    config = load("config.yaml")
+    del config["datasets"]
+    del config["kfed"]["fig3"]["max_iter"]
+    del config["localkmeans"]["synthetic"]["perturbation"]
+    validate_config(config, SCHEMA)
+    assert config["datasets"]["mnist"] == {"split": "all", "max_samples": None}
+    assert config["datasets"]["shakespeare"]["n_users"] == 109
+    assert config["kfed"]["fig3"]["max_iter"] == 300
+    assert config["localkmeans"]["synthetic"]["perturbation"] == 0.3
+    assert config["data_mirror"] is None and config["profile"] == "paper"
+
+
+def test_every_default_lives_in_the_schema_only():
+    """No script repeats a default with .get(key, default)."""
+    scripts = (REPO / "workflow" / "scripts").glob("*.py")
+    offenders = [p.name for p in scripts if ".get(" in p.read_text()
+                 and "snakemake.input.get" not in p.read_text()]
+    assert offenders == []
+
+
+def test_unknown_key_is_named_with_its_path_and_the_allowed_keys():
+    config = load("config.yaml")
+    config["kfed"]["table1"]["sepration"] = 3
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, SCHEMA)
+    message = str(error.value)
+    assert "unknown config key 'kfed.table1.sepration' (did you mean 'separation'?)" in message
+    assert "allowed keys under 'kfed.table1':" in message and "runs" in message
+    assert len(message.splitlines()) <= 4
+
+
+@pytest.mark.parametrize("path, value, expected", [
+    (("kfed", "fig1", "runs"), 0, "config key 'kfed.fig1.runs': 0 is less than the minimum"),
+    (("kfed", "fig1", "runs"), 5.0, "config key 'kfed.fig1.runs': 5.0 is not of type integer"),
+    (("seed",), -3, "config key 'seed': -3 is less than the minimum of 0"),
+    (("kfed", "separation", "datasets"), ["mnsit"], "'mnsit' is not one of"),
+    (("kfed", "heterogeneity", "datasets"), ["mnist"], "'mnist' is not one of"),
+])
+def test_bad_values_are_named_in_a_few_lines(path, value, expected):
+    config = load("config.yaml")
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError, match=expected) as error:
+        validate_config(config, SCHEMA)
+    assert len(str(error.value).splitlines()) <= 4
+
+
+def test_missing_required_key_is_named():
+    config = load("config.yaml")
+    del config["kfed"]["fig2"]["runs"]
+    with pytest.raises(ConfigError, match="missing config key 'kfed.fig2.runs'"):
+        validate_config(config, SCHEMA)
+
+
+def test_data_set_names_come_from_the_registry():
+    schema = load_schema(SCHEMA)
+    assert schema["$defs"]["dataset_name"]["enum"] == dataset_names()
+    assert set(schema["$defs"]["natural_dataset"]["enum"]) == {"femnist", "shakespeare",
+                                                               "postures"}

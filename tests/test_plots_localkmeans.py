@@ -1,0 +1,45 @@
+import numpy as np
+import pandas as pd
+
+from fedclust.experiments.localkmeans import final_error_sweep, synthetic_factory, trajectory_runs
+from fedclust.plots.localkmeans import (
+    normalized_objective,
+    order_local_steps,
+    plot_final_sweeps,
+    plot_trajectories,
+)
+
+
+def test_trajectories_one_line_per_l_and_whole_iterations():
+    table = trajectory_runs(X_factory=synthetic_factory(3, 6, 300, 4.0),
+                            local_steps=[1, "T/2", None], n_iter=6, n_machines=6, trials=2,
+                            base_seed=0, names=("plot",), init="perturbed", perturbation=0.3,
+                            keys={"snr": 4.0}, show_progress=False)
+    fig = plot_trajectories(table, rows="snr", cols="init")
+    assert order_local_steps(table.local_steps) == ["L=1", "L=3", "no aggregation"]
+    assert len(fig.axes[0].get_lines()) == 3
+    assert fig.axes[0].get_title() == "snr = 4.0, perturbed (2 trials)"
+    ticks = fig.axes[0].get_xticks()
+    assert len(ticks) > 1 and np.all(ticks == np.round(ticks))
+    objective = normalized_objective(table, ["snr", "init"])
+    last = objective[(objective.iteration == 6) & (objective.local_steps == "L=1")]
+    np.testing.assert_allclose(last.value, 1.0)
+
+
+def test_real_data_panels_are_titled_from_the_table():
+    rows = [dict(dataset="cifar10_cnn", data_title="CIFAR-10 (official), CNN features",
+                 local_steps=L, trial=0, iteration=t, n_iter=2, metric="misclustering",
+                 value=0.5 - 0.1 * t) for L in ("L=1", "no aggregation") for t in range(3)]
+    fig = plot_trajectories(pd.DataFrame(rows), cols="dataset")
+    assert fig.axes[0].get_title() == "CIFAR-10 (official), CNN features (1 trials)"
+
+
+def test_final_sweeps_label_the_fixed_sizes_from_the_table():
+    def setting(m):
+        return synthetic_factory(3, 6, 240, 4.0), m, {"snr": 4.0, "n_samples": 240}
+    table = final_error_sweep(parameter="n_machines", values=[2, 4], make_setting=setting,
+                              local_steps=[3, None], n_iter=3, trials=1, base_seed=0,
+                              names=("plot",), init="k-means++", perturbation=0.3,
+                              show_progress=False)
+    fig = plot_final_sweeps(table)
+    assert fig.axes[0].get_xlabel() == "M (240 samples in all)"

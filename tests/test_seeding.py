@@ -1,0 +1,125 @@
+"""k-means++ seeding: the D^2 w distribution, centralized and over a federation, and its cost."""
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from fedclust.communication import Communication
+from fedclust.federation import Federation
+from fedclust.seeding import (
+    distributed_kmeans_plusplus,
+    distributed_random_init,
+    initial_centers,
+    kmeans_plusplus,
+)
+
+POINTS = np.array([[0.0], [1.0], [3.0], [10.0], [0.5], [2.0]])
+WEIGHTS = np.array([1.0, 3.0, 0.5, 2.0, 0.0, 1.5])
+DEVICES = np.array([0, 0, 1, 1, 2, 2])
+
+
+def exact_pair_probabilities(X, w):
+    """P(first = i, second = j) of weighted k-means++: w_i / sum w, then w_j D^2_ij / sum."""
+    n = len(X)
+    p = np.zeros((n, n))
+    first = w / w.sum()
+    for i in range(n):
+        d2 = w * (X[:, 0] - X[i, 0]) ** 2
+        if d2.sum() > 0:
+            p[i] = first[i] * d2 / d2.sum()
+    return p
+
+
+def draw_pairs(draw, n, draws):
+    counts = np.zeros((n, n))
+    for _ in range(draws):
+        rows = draw()
+        counts[rows[0], rows[1]] += 1
+    return counts
+
+
+def assert_matches(counts, probabilities):
+    expected = probabilities * counts.sum()
+    assert counts[probabilities == 0].sum() == 0  # zero-weight and zero-distance rows: never
+    mask = probabilities > 0
+    assert chisquare(counts[mask], expected[mask]).pvalue > 1e-3
+
+
+def test_weighted_kmeans_plusplus_follows_d2_w_sampling():
+    rng = np.random.default_rng(0)
+    counts = draw_pairs(lambda: kmeans_plusplus(POINTS, 2, sample_weight=WEIGHTS,
+                                                random_state=rng)[1], 6, 20000)
+    assert_matches(counts, exact_pair_probabilities(POINTS, WEIGHTS))
+
+
+def test_distributed_kmeans_plusplus_has_the_centralized_weighted_distribution():
+    fed = Federation.from_devices(POINTS, DEVICES, sample_weight=WEIGHTS)
+    rng = np.random.default_rng(1)
+    counts = draw_pairs(lambda: fed.order[distributed_kmeans_plusplus(fed, 2, rng,
+                                                                      Communication())[1]],
+                        6, 20000)
+    assert_matches(counts, exact_pair_probabilities(POINTS, WEIGHTS))
+
+
+def test_weights_act_as_repeated_rows():
+    """Integer weights: the same distribution over distinct points as repeating the rows."""
+    w = np.array([1, 3, 1, 2, 1, 2])
+    repeated = np.repeat(POINTS, w, axis=0)
+    origin = np.repeat(np.arange(6), w)
+    rng = np.random.default_rng(2)
+    counts = draw_pairs(lambda: origin[kmeans_plusplus(repeated, 2, random_state=rng)[1]],
+                        6, 20000)
+    assert_matches(counts, exact_pair_probabilities(POINTS, w.astype(float)))
+
+
+def test_negative_and_zero_weights_are_never_drawn():
+    w = np.array([1.0, -2.0, 1.0, 0.0, 1.0, -0.5])
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        _, rows = kmeans_plusplus(POINTS, 3, sample_weight=w, random_state=rng)
+        assert set(rows.tolist()) <= {0, 2, 4}
+    with pytest.raises(ValueError, match="exceeds the 3 rows of positive weight"):
+        kmeans_plusplus(POINTS, 4, sample_weight=w, random_state=0)
+
+
+def test_kmeans_plusplus_seeding_costs_two_rounds_per_center(rng):
+    X = rng.normal(size=(60, 5))
+    fed = Federation.from_devices(X, np.arange(60) % 6)
+    Z, d = fed.n_devices, fed.n_features
+    comm = Communication()
+    centers, rows = distributed_kmeans_plusplus(fed, 4, np.random.default_rng(0), comm)
+    # first center: sizes up (ints), the point up; then per center: the previous center down,
+    # one mass per device up, the point up
+    assert comm["rounds"] == 8
+    assert comm["ints_up"] == Z
+    assert comm["floats_up"] == 4 * d + 3 * Z
+    assert comm["floats_down"] == 3 * Z * d
+    np.testing.assert_array_equal(centers, fed.X[rows])
+    weighted = Communication()
+    distributed_kmeans_plusplus(Federation.from_devices(X, np.arange(60) % 6,
+                                                        sample_weight=np.ones(60)),
+                                4, np.random.default_rng(0), weighted)
+    assert weighted["ints_up"] == 0 and weighted["floats_up"] == 4 * d + 4 * Z
+
+
+def test_random_init_picks_distinct_rows_and_asks_their_owners(rng):
+    X = rng.normal(size=(40, 3))
+    fed = Federation.from_devices(X, np.arange(40) % 4)
+    comm = Communication()
+    centers, rows = distributed_random_init(fed, 7, np.random.default_rng(0), comm)
+    assert len(set(rows.tolist())) == 7 and comm["rounds"] == 2
+    assert comm["floats_up"] == 7 * 3 and comm["ints_down"] == 7
+    with pytest.raises(ValueError, match="exceeds the"):
+        distributed_random_init(fed, 41, np.random.default_rng(0), Communication())
+
+
+def test_initial_centers_validates_the_init_parameter(rng):
+    fed = Federation.from_devices(rng.normal(size=(20, 6)), np.arange(20) % 2)
+    with pytest.raises(ValueError, match="init must be one of"):
+        initial_centers("farthest", fed, 4, np.random.default_rng(0), Communication())
+    with pytest.raises(ValueError, match=r"init array must have shape \(4, 6\)"):
+        initial_centers(np.zeros((3, 6)), fed, 4, np.random.default_rng(0), Communication())
+    given = np.ones((4, 6))
+    comm = Communication()
+    np.testing.assert_array_equal(initial_centers(given, fed, 4, None, comm), given)
+    assert comm["rounds"] == 0

@@ -9,6 +9,9 @@
 # (through systemd when it runs, else directly) and waits until `sinfo` shows the node idle.
 # Exits non-zero with a message saying what failed. Needs root, or passwordless sudo.
 # Logs: /var/log/slurm/slurmctld.log and /var/log/slurm/slurmd.log.
+# Every daemon or service it starts (and that was not running before) is appended to
+# $SLURM_UP_STATE (default /run/fedclust-slurm-up.started), so that .ci/slurm-down.sh stops
+# exactly those and nothing else.
 set -euo pipefail
 
 die() { echo "slurm-up: ERROR: $*" >&2; exit 1; }
@@ -26,6 +29,10 @@ CONF=/etc/slurm/slurm.conf
 NODE=$(hostname -s)
 PARTITION=debug
 WAIT_S=${SLURM_UP_WAIT_S:-60}
+STATE=${SLURM_UP_STATE:-/run/fedclust-slurm-up.started}
+started() {  # $1 = "daemon <pidfile> <program>" or "service <name>"
+    grep -qxF "$1" "$STATE" 2>/dev/null || echo "$1" >>"$STATE"
+}
 
 # 1. packages ---------------------------------------------------------------------------------
 missing=()
@@ -124,9 +131,11 @@ stop() {  # $1 = pid file, $2 = program name
 munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
 
 if [ -d /run/systemd/system ]; then
-    systemctl enable --now munge >/dev/null 2>&1 || true
+    systemctl is-active --quiet munge || started "service munge"
+    systemctl start munge >/dev/null 2>&1 || true
     munge_ok || systemctl restart munge
     for svc in slurmctld slurmd; do
+        systemctl is-active --quiet "$svc" || started "service $svc"
         if [ "$changed" = 1 ] || ! systemctl is-active --quiet "$svc"; then
             systemctl restart "$svc" || die "systemctl restart $svc failed (journalctl -u $svc)"
         fi
@@ -135,9 +144,13 @@ else
     if ! munge_ok; then
         log "starting munged"
         install -d -o munge -g munge -m 0755 /run/munge
+        running /run/munge/munged.pid munged || started "daemon /run/munge/munged.pid munged"
         stop /run/munge/munged.pid munged
         runuser -u munge -- /usr/sbin/munged || die "munged does not start"
     fi
+    for daemon in slurmctld slurmd; do
+        running "/run/$daemon.pid" "$daemon" || started "daemon /run/$daemon.pid $daemon"
+    done
     if [ "$changed" = 1 ]; then stop /run/slurmd.pid slurmd; stop /run/slurmctld.pid slurmctld; fi
     if ! running /run/slurmctld.pid slurmctld; then
         log "starting slurmctld"

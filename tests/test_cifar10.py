@@ -260,30 +260,6 @@ def test_missing_batch_member_and_missing_files_are_named(tmp_path, official, mo
         load_cifar10(tmp_path / "root", source="png")
 
 
-def test_official_records():
-    remote = CIFAR10_FILES["python"]
-    assert remote.name == "cifar-10-python.tar.gz"
-    assert remote.urls == ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",)
-    # md5: the authors' page and torchvision/datasets/cifar.py; sha256: torchvision's
-    # prototype datasets (torchvision/prototype/datasets/_builtin/cifar.py)
-    assert remote.md5 == "c58f30108f718f92721af3b95e74349a"
-    assert remote.sha256 == "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
-    assert CIFAR10_BATCH_MD5 == {  # torchvision/datasets/cifar.py
-        "data_batch_1": "c99cafc152244af753f735de768cd75f",
-        "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
-        "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
-        "data_batch_4": "634d18415352ddfa80567beed471001a",
-        "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
-        "test_batch": "40351d587109b95175f43aff81a1287e",
-    }
-    jpeg = CIFAR10_FILES["jpeg"]
-    assert jpeg.urls == ()  # third-party re-encoding: mirror only
-    assert jpeg.mirror_path == "cifar10/cifar10-jpeg-imagefolder.tar"
-    assert jpeg.sha256 == "839edf26db454edb390deb2877774f3fa7d48f515e4a854e684aa60f148efbb8"
-    assert CIFAR10_CLASSES == ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog",
-                               "horse", "ship", "truck")
-
-
 # ---------------------------------------------------------------------------------------------
 # JPEG re-encoding
 

@@ -79,3 +79,13 @@ def test_content_check_stands_in_for_a_missing_checksum(tmp_path):
     with pytest.raises(ValueError, match=r"file\.bin \(from mirror .*\): no magic"):
         fetch(remote, tmp_path / "bad", mirror=mirror)
     assert list((tmp_path / "bad").iterdir()) == []
+
+
+def test_every_mirrored_file_has_the_checksum_of_the_mirror_manifest(mirror):
+    """The library's published checksums against the mirror's independent SHA256SUMS."""
+    from fedclust.data import CIFAR10_FILES, MNIST_FILES, POSTURES_SUBSET, SHAKESPEARE_RAW
+    manifest = dict(line.split()[::-1] for line in (mirror / "SHA256SUMS").read_text()
+                    .splitlines() if line.strip())
+    remotes = [*MNIST_FILES.values(), SHAKESPEARE_RAW, POSTURES_SUBSET, CIFAR10_FILES["jpeg"]]
+    for remote in remotes:
+        assert manifest[f"./{remote.mirror_path}"] == remote.sha256, remote.name

@@ -85,3 +85,27 @@ def test_structured_partition_properties(k, k_prime, m0, per_cluster, seed):
 def test_structured_partition_rejects_empty_devices():
     with pytest.raises(ValueError, match="devices_per_group=5 exceeds the size of a group"):
         structured_partition(np.array([0, 0, 1, 1]), 1, 5)
+
+
+def test_weights_and_topology_travel_with_the_rows(rng):
+    from fedclust.topology import Topology
+    X = rng.standard_normal((6, 2))
+    devices = np.array([1, 0, 1, 0, 2, 2])
+    w = np.arange(1.0, 7.0)
+    fed = Federation.from_devices(X, devices, sample_weight=w)
+    np.testing.assert_array_equal(fed.weights, w[fed.order])
+    np.testing.assert_array_equal(fed.device_weights, [2 + 4, 1 + 3, 5 + 6])
+    assert fed.is_star and fed.network.server is not None
+    assert sorted(fed.network.devices.tolist()) == [0, 1, 2]
+    sub = fed.subset([0, 2])
+    np.testing.assert_array_equal(sub.weights, w[sub.order])
+    grid = Topology.grid(2)
+    on_grid = Federation.from_devices(X, devices, topology=grid)
+    assert on_grid.network is grid and not on_grid.is_star
+    with pytest.raises(ValueError, match=r"devices \[2\] are not nodes of the topology"):
+        Federation.from_devices(X, devices, topology=Topology.grid(1, 2))
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        Federation.from_devices(X, devices, sample_weight=-w)
+    negative = Federation.from_devices(X, devices, sample_weight=-w + 3,
+                                       allow_negative_weights=True)
+    assert (negative.weights < 0).any()

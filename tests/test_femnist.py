@@ -389,21 +389,6 @@ def test_fetch_tff_emnist_names_a_missing_member(tmp_path, monkeypatch):
         fetch_tff_emnist(tmp_path / "root", mirror=tmp_path / "mirror", progress=False)
 
 
-def test_official_tff_records():
-    # sha256 as TFF's loader passes them to tf.keras.utils.get_file (emnist/load_data.py)
-    expected = {
-        "all": ("fed_emnist.tar.bz2",
-                "fe1ed5a502cea3a952eb105920bff8cffb32836b5173cb18a57a32c3606f3ea0"),
-        "digits": ("fed_emnist_digitsonly.tar.bz2",
-                   "55333deb8546765427c385710ca5e7301e16f4ed8b60c1dc5ae224b42bd5b14b"),
-    }
-    for key, (name, sha256) in expected.items():
-        remote = TFF_EMNIST_FILES[key]
-        assert (remote.name, remote.sha256) == (name, sha256)
-        assert remote.urls == (f"https://storage.googleapis.com/tff-datasets-public/{name}",)
-        assert remote.mirror_path == f"tff-datasets-public/{name}"
-
-
 # ---------------------------------------------------------------------------------------------
 # cache
 

@@ -110,3 +110,41 @@ def test_lloyd_by_device_equals_independent_runs(rng):
         assert np.array_equal(joint.labels[rows], alone.labels)
         assert joint.counts[z].tolist() == np.bincount(alone.labels, minlength=3).tolist()
     assert joint.n_iter >= max(lloyd(fed.device_data(z), init[z]).n_iter for z in range(4))
+
+
+def test_weighted_lloyd_by_device_equals_repeated_rows(rng):
+    devices = np.repeat(np.arange(3), 20)
+    X = rng.standard_normal((60, 2)) + 4 * devices[:, None]
+    w = rng.integers(1, 4, size=60)
+    weighted_fed = Federation.from_devices(X, devices, sample_weight=w)
+    repeated_fed = Federation.from_devices(np.repeat(X, w, axis=0), np.repeat(devices, w))
+    init = np.stack([weighted_fed.device_data(z)[:2] for z in range(3)])
+    weighted = lloyd_by_device(weighted_fed, init)
+    repeated = lloyd_by_device(repeated_fed, init)
+    np.testing.assert_allclose(weighted.centers, repeated.centers, atol=1e-10)
+    np.testing.assert_allclose(weighted.totals, repeated.counts)
+
+
+def test_negative_weights_policy():
+    """Negative weights count in the cost and the means; a cluster of non-positive total
+    weight keeps its center (its weighted cost has no minimizer)."""
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    w = np.array([2.0, -0.5, 1.0, 1.0, -1.0])
+    labels = np.array([0, 0, 0, 1, 1])
+    previous = np.array([[5.0], [7.0]])
+    centers, totals = update_centers(X, labels, previous, w)
+    # cluster 0: (2*0 - 0.5*1 + 1*2) / 2.5; cluster 1: total weight 0, kept
+    np.testing.assert_allclose(centers[:, 0], [1.5 / 2.5, 7.0])
+    np.testing.assert_allclose(totals, [2.5, 0.0])
+    result = lloyd(X, np.array([[0.0], [10.0]]), weights=w)
+    expected = sum(wi * (xi - result.centers[li, 0]) ** 2
+                   for xi, wi, li in zip(X[:, 0], w, result.labels, strict=True))
+    assert result.inertia == pytest.approx(expected)
+
+
+def test_lloyd_reports_every_iteration(rng):
+    X = rng.standard_normal((50, 2))
+    seen = []
+    result = lloyd(X, X[:3], on_iteration=lambda t, c, labels, sq: seen.append((t, sq.sum())))
+    assert [t for t, _ in seen] == list(range(result.n_iter + 1))
+    assert seen[-1][1] == pytest.approx(result.inertia)

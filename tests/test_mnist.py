@@ -5,7 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from fedclust.data import MNIST_FILES, load_mnist
+from fedclust.data import load_mnist
 from fedclust.data.mnist import read_idx
 
 from .conftest import fake_mnist, write_idx
@@ -36,10 +36,3 @@ def test_load_mnist_from_idx_files(tmp_path, rng):
         load_mnist(tmp_path / "nowhere")
     with pytest.raises(ValueError, match="split must be"):
         load_mnist(tmp_path / "mnist", split="validation")
-
-
-def test_mnist_checksums_match_the_mirror_manifest(mirror):
-    manifest = dict(line.split()[::-1] for line in (mirror / "SHA256SUMS").read_text().splitlines()
-                    if line.strip())
-    for remote in MNIST_FILES.values():
-        assert manifest[f"./{remote.mirror_path}"] == remote.sha256

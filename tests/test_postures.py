@@ -100,11 +100,6 @@ def test_missing_from_the_mirror_names_the_path(tmp_path):
         fetch_postures_uci(tmp_path / "raw", mirror=tmp_path)
 
 
-def test_the_official_url_is_the_uci_archive():
-    assert POSTURES_UCI.urls == (
-        "https://archive.ics.uci.edu/static/public/405/motion+capture+hand+postures.zip",)
-
-
 def test_postures_loader(tmp_path):
     header = "Class,User," + ",".join(f"{a}{i}" for i in range(12) for a in "XYZ")
     zeros = ",".join(["0"] * 38)

@@ -1,0 +1,47 @@
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedclust.io import atomic_path, concat_tables, current_umask, skipped, tidy, write_table
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_outputs_get_the_users_umask_not_the_temporary_files_mode(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.csv")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "t.csv").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_failed_write_leaves_nothing(tmp_path):
+    with pytest.raises(RuntimeError), atomic_path(tmp_path / "out.csv") as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("job failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tidy_writes_skipped_runs_with_their_reason():
+    records = [{"p": 0.5, "run": 0, "cost": 2.0, "accuracy": 1.0},
+               skipped({"p": 0.1, "run": 0}, "too few local centres")]
+    table = tidy(records, ["p", "run"])
+    assert set(table.metric) == {"cost", "accuracy", "skipped"}
+    row = table[table.metric == "skipped"].iloc[0]
+    assert row.p == 0.1 and row.value == 1.0 and row.reason == "too few local centres"
+    assert (table[table.metric != "skipped"].reason == "").all()
+    assert not table.value.isna().any()
+    assert "reason" not in tidy(records[:1], ["p", "run"]).columns
+
+
+def test_concat_tables_adds_an_empty_reason_and_names_mismatches():
+    a = pd.DataFrame({"x": [1], "metric": ["m"], "value": [1.0]})
+    b = a.assign(reason="skipped for a reason")
+    both = concat_tables([a, b], ["a.csv", "b.csv"])
+    assert both.reason.tolist() == ["", "skipped for a reason"]
+    with pytest.raises(ValueError, match=r"c.csv: columns \['metric', 'value', 'y'\] differ"):
+        concat_tables([a, a.rename(columns={"x": "y"})], ["a.csv", "c.csv"])
+    assert np.array_equal(concat_tables([a], ["a.csv"]).value, [1.0])

@@ -1,0 +1,66 @@
+"""Which files each data set comes from, for each config."""
+
+import pytest
+
+from fedclust.data import MNIST_FILES
+from fedclust.pipeline import data
+
+
+def config(mirror=None, **datasets):
+    base = {"femnist": {"source": "auto", "leaf_dirs": None},
+            "cifar10_cnn": {"source": "auto"},
+            "postures": {"source": "auto", "csv": None}}
+    for name, values in datasets.items():
+        base[name] = {**base.get(name, {}), **values}
+    return {"data_mirror": None if mirror is None else str(mirror), "datasets": base}
+
+
+@pytest.fixture
+def fake_mirror(tmp_path):
+    (tmp_path / "femnist" / "leaf_sample_a" / "train").mkdir(parents=True)
+    (tmp_path / "femnist" / "leaf_sample_a" / "train" / "x.json.gz").write_bytes(b"")
+    (tmp_path / "cifar10").mkdir()
+    (tmp_path / "cifar10" / "cifar10-jpeg-imagefolder.tar").write_bytes(b"")
+    (tmp_path / "postures").mkdir()
+    (tmp_path / "postures" / "Postures.subset_classes1-3_users0-2.csv").write_text("")
+    return tmp_path
+
+
+def test_auto_sources_follow_what_the_mirror_holds(fake_mirror, tmp_path):
+    with_mirror = config(fake_mirror)
+    assert data.source("femnist", with_mirror) == "leaf"
+    assert data.source("cifar10_cnn", with_mirror) == "jpeg"
+    assert data.source("postures", with_mirror) == "subset"
+    without = config()
+    assert data.source("femnist", without) == "tff"
+    assert data.source("cifar10_cnn", without) == "official"
+    assert data.source("postures", without) == "uci"
+    assert data.source("mnist", without) == "official"
+    assert data.source("postures", config(fake_mirror, postures={"source": "uci"})) == "uci"
+
+
+def test_raw_files_use_the_loaders_file_names(fake_mirror):
+    cfg = config(fake_mirror)
+    assert data.raw_files("mnist", cfg) == [f"data/mnist/raw/{r.name}" for r in
+                                            MNIST_FILES.values()]
+    assert data.raw_files("mnist_cnn", cfg) == data.raw_files("mnist", cfg)
+    assert data.raw_files("postures", cfg) == [
+        "data/postures/raw/Postures.subset_classes1-3_users0-2.csv"]
+    assert data.raw_files("postures", config()) == ["data/postures/raw/Postures.csv"]
+    assert data.raw_files("femnist", cfg)[0].endswith("leaf_sample_a/train/x.json.gz")
+    assert data.raw_files("femnist", config())[0] == "data/femnist/tff/fed_emnist_train.h5"
+    assert data.raw_files("cifar10_cnn", cfg) == ["data/cifar10/images.h5"]
+    assert data.fetch_outputs("fetch_cifar10", config())[0].endswith(
+        "cifar-10-batches-py/data_batch_1")
+    with pytest.raises(ValueError, match="unknown data set 'svhn'"):
+        data.raw_files("svhn", cfg)
+
+
+def test_registry_lists_and_mirror_check(tmp_path):
+    assert data.dataset_names(embedding=True) == ["mnist_cnn", "cifar10_cnn"]
+    assert data.dataset_names(natural=True) == ["femnist", "shakespeare", "postures"]
+    data.check_mirror(config(tmp_path))
+    with pytest.raises(FileNotFoundError, match="data_mirror=.*nowhere: no such folder"):
+        data.check_mirror(config(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="femnist/leaf_sample_"):
+        data.leaf_femnist_dirs(config(tmp_path))

@@ -1,0 +1,43 @@
+"""What every script runs in: log file, threads, and the error that reaches the terminal."""
+
+import logging
+import sys
+from types import SimpleNamespace
+
+import pytest
+from threadpoolctl import threadpool_info
+
+from fedclust.pipeline.job import job
+from fedclust.progress import progress
+
+
+def fake_snakemake(tmp_path, threads=1):
+    return SimpleNamespace(rule="toy_rule", log=[str(tmp_path / "logs" / "toy.log")],
+                           threads=threads)
+
+
+def test_logs_progress_and_threads_go_where_they_should(tmp_path):
+    with job(fake_snakemake(tmp_path, threads=1)) as log:
+        log.info("hello")
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert all(p["num_threads"] == 1 for p in blas)
+        for _ in progress(range(3), desc="counting", interval=0.0):
+            pass
+        print("stray", file=sys.stderr)
+    text = (tmp_path / "logs" / "toy.log").read_text()
+    assert "rule toy_rule: 1 thread(s)" in text and "hello" in text
+    assert "counting: done 3/3 it (100%)" in text and "stray" in text
+    assert "\r" not in text
+    assert sys.stderr is sys.__stderr__ or not sys.stderr.closed
+
+
+def test_a_failure_is_logged_in_full_and_named_on_the_terminal(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info, job(fake_snakemake(tmp_path)):
+        raise FileNotFoundError("data/x.csv: missing")
+    assert exit_info.value.code == 1
+    terminal = capsys.readouterr().err
+    assert "Error in rule toy_rule: FileNotFoundError: data/x.csv: missing" in terminal
+    assert "(full log:" in terminal
+    text = (tmp_path / "logs" / "toy.log").read_text()
+    assert "Traceback" in text and "data/x.csv: missing" in text
+    logging.getLogger().handlers.clear()

@@ -1,0 +1,110 @@
+"""The registry: every figure, table and claim declared once, with captions from the config."""
+
+import re
+
+import pytest
+import yaml
+
+from fedclust.pipeline import kfed, localkmeans, registry
+from fedclust.pipeline.config import validate_config
+
+from .conftest import REPO
+
+
+def config(profile=None):
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    if profile:
+        override = yaml.safe_load((REPO / "config" / profile).read_text())
+        for key, value in override.items():
+            cfg[key] = value if not isinstance(value, dict) else {**cfg.get(key, {}), **value}
+    return validate_config(cfg, REPO / "config" / "schema.yaml")
+
+
+@pytest.fixture(params=[None, "ci.yaml"], ids=["paper", "quick"])
+def cfg(request):
+    return config(request.param)
+
+
+def test_targets_cover_every_enabled_figure_and_paper(cfg):
+    targets = registry.targets(cfg)
+    names = registry.figure_names(cfg)
+    assert set(names) == {"kfed", "localkmeans"}
+    assert "fig5_separation_mnist" in names["kfed"]
+    for paper, figs in names.items():
+        assert f"results/{paper}/claims.csv" in targets
+        for name in figs:
+            assert f"figures/{paper}_{name}.png" in targets
+            assert f"figures/{paper}_{name}.pdf" in targets
+            assert re.fullmatch(registry.figure_pattern(paper), name)
+    assert len(targets) == len(set(targets))
+
+
+def test_disabling_drops_the_figures_and_the_claims():
+    cfg = config()
+    cfg["kfed"]["fig2"]["datasets"] = []
+    assert "fig2_structured_vs_iid" not in registry.figure_names(cfg)["kfed"]
+    assert "fig2" not in registry.claims_inputs("kfed", cfg)
+    cfg["localkmeans"]["enabled"] = False
+    assert not any("localkmeans" in t for t in registry.targets(cfg))
+
+
+def test_captions_render_from_the_config_and_cite_only_produced_files(cfg):
+    produced = set(registry.targets(cfg))
+    for paper, names in registry.figure_names(cfg).items():
+        for name in names:
+            caption = registry.figure_caption(paper, name, cfg)
+            assert len(caption) > 100 and "{" not in caption
+            for path in re.findall(r"\b(?:results|figures|data)/[\w./-]+\.\w+", caption):
+                assert path in produced, (name, path)
+    sep = cfg["kfed"]["separation"]
+    caption = registry.figure_caption("kfed", "fig5_separation_femnist", cfg)
+    assert f"c0 = {sep['threshold']:g}" in caption and "FEMNIST" in caption
+    assert f"{cfg['kfed']['fig1']['runs']} runs" in registry.figure_caption(
+        "kfed", "fig1_accuracy_vs_separation", cfg)
+    assert kfed.table1_caption(cfg).count("m0 = 5") == 1
+    assert "c0 =" in kfed.chosen_k_caption(cfg)
+
+
+def test_figure_inputs_are_gathered_tables_or_rule_outputs(cfg):
+    gathered = {f"results/{p}/{t}.csv" for p, ts in registry.gathered_tables().items()
+                for t in ts}
+    for paper, names in registry.figure_names(cfg).items():
+        for name in names:
+            for path in registry.figure_inputs(paper, name, cfg):
+                assert path in gathered or path.startswith("results/kfed/separation/")
+
+
+def test_table_parts_follow_the_config(cfg):
+    parts = registry.table_parts("kfed", "fig3", cfg)
+    fig3 = cfg["kfed"]["fig3"]
+    assert len(parts) == len(fig3["datasets"]) * len(fig3["n_clusters"])
+    assert registry.table_parts("localkmeans", "fig1", cfg)[0].startswith(
+        "results/localkmeans/fig1/snr")
+    with pytest.raises(ValueError, match="gathers no table 'nope'"):
+        registry.table_parts("kfed", "nope", cfg)
+
+
+def test_plot_and_claim_functions_resolve():
+    for paper in registry.papers().values():
+        registry.resolve(paper.claims)
+        for fig in paper.figures:
+            assert callable(registry.resolve(fig.plot))
+
+
+def test_unknown_names_are_refused(cfg):
+    with pytest.raises(ValueError, match="unknown paper 'coresets'"):
+        registry.paper("coresets")
+    with pytest.raises(ValueError, match="kfed has no enabled figure 'fig9'"):
+        registry.figure("kfed", "fig9", cfg)
+    with pytest.raises(ValueError, match="unknown initialization"):
+        localkmeans.init_of_file_name("kmeans")
+
+
+def test_oracle_inputs_for_chosen_and_fixed_k(cfg):
+    files = kfed.oracle_inputs("fig2", "femnist", cfg)
+    assert len(files["oracles"]) == len(cfg["kfed"]["separation"]["k_grid"])
+    assert files["chosen"] == "results/kfed/separation/femnist/chosen_k.csv"
+    assert kfed.oracle_inputs("fig3", "femnist", cfg, k=4) == {
+        "oracles": ["results/kfed/oracle/femnist/k4.h5"]}
+    with pytest.raises(ValueError, match="'chosen' needs postures in kfed.separation"):
+        kfed.oracle_ks("fig2", "postures", cfg)

@@ -1,0 +1,24 @@
+import logging
+
+from fedclust.progress import Progress, progress
+
+
+def test_plain_lines_at_most_every_interval_and_at_the_end(caplog):
+    caplog.set_level(logging.INFO, logger="fedclust.progress")
+    assert list(progress(range(4), desc="work", interval=3600.0)) == [0, 1, 2, 3]
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [lines[0]] and lines[0].startswith("work: done 4/4 it (100%)")
+    caplog.clear()
+    bar = Progress(10, "manual", interval=0.0)
+    bar.update(5)
+    bar.set_postfix(loss="0.5")
+    bar.close()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("manual: progress 5/10 it (50%)")
+    assert lines[-1].startswith("manual: done 5/10") and lines[-1].endswith("loss=0.5")
+
+
+def test_disabled_progress_is_silent(caplog):
+    caplog.set_level(logging.INFO)
+    assert sum(progress(range(3), desc="quiet", disable=True)) == 3
+    assert caplog.records == []

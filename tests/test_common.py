@@ -60,12 +60,14 @@ def make(cls, **overrides):
 
 
 def blobs(seed=0, per_cluster=40):
-    """Three far-apart blobs in R^4, rows shuffled, each of 6 devices holding 1-2 blobs."""
+    """Three far-apart blobs in R^4, rows shuffled, each of 6 devices holding 2 of them
+    (k-FED's setting: every device holds k' = 2 clusters)."""
     rng = np.random.default_rng(seed)
     centers = np.array([[0.0, 0, 0, 0], [30, 0, 0, 0], [0, 30, 0, 0]])
     labels = np.repeat(np.arange(3), per_cluster)
-    devices = np.concatenate([np.arange(per_cluster) % 2 + 2 * c for c in range(3)])
-    devices[labels == 1] = np.where(np.arange(per_cluster) % 2 == 0, 2, 4)
+    holders = {0: (0, 1, 4, 5), 1: (0, 1, 2, 3), 2: (2, 3, 4, 5)}
+    devices = np.concatenate([np.array(holders[c])[np.arange(per_cluster) % 4]
+                              for c in range(3)])
     X = centers[labels] + rng.standard_normal((len(labels), 4))
     order = rng.permutation(len(labels))
     return X[order], labels[order], devices[order]

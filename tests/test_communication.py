@@ -63,3 +63,13 @@ def test_compaction_keeps_every_count(monkeypatch):
 def test_negative_sizes_are_refused():
     with pytest.raises(ValueError, match="non-negative"):
         Communication().send("m", 0, SERVER, floats=-1)
+
+
+def test_total_of_one_kind():
+    comm = Communication()
+    comm.send("a", [0, 1], SERVER, floats=3)
+    comm.send("b", 0, SERVER, ints=2)
+    assert comm.total("a") == 6 and comm.total("b", "ints") == 2 and comm.total("c") == 0
+    assert comm.total("a", "bytes") == 48
+    with pytest.raises(ValueError, match="unit must be"):
+        comm.total("a", "words")

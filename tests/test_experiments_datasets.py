@@ -4,6 +4,7 @@ import json
 import numpy as np
 import pytest
 
+from fedclust.experiments import datasets
 from fedclust.experiments.datasets import (
     PreparedData,
     prepare_femnist,
@@ -58,3 +59,13 @@ def test_prepared_round_trip(tmp_path, rng):
     np.testing.assert_array_equal(back.X, data.X)
     np.testing.assert_array_equal(back.devices, data.devices)
     assert back.params == {"a": 1} and back.name == "toy"
+
+
+def test_embedding_subset_is_random_not_a_class_sorted_prefix():
+    # The JPEG release of CIFAR-10 is stored class by class: a prefix of it holds few classes.
+    y = np.repeat(np.arange(10), 500)
+    X = np.arange(len(y) * 2).reshape(-1, 2)
+    X_shuffled, y_shuffled = datasets._shuffled(X, y, seed=3)
+    assert set(y_shuffled[:1000]) == set(range(10))
+    assert (y_shuffled == y[X_shuffled[:, 0] // 2]).all()      # rows and labels stay paired
+    np.testing.assert_array_equal(np.sort(X_shuffled[:, 0]), X[:, 0])

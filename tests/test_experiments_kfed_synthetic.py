@@ -26,13 +26,15 @@ def test_mixture_trial_recovers_a_well_separated_mixture():
     assert metrics["accuracy"] == 1.0
     assert metrics["n_devices"] == 15
     assert metrics["rounds"] == 1
-    assert metrics["floats_up"] == 15 * 3 * 20
+    assert metrics["floats_up"] == 15 * 3 * 20 and metrics["ints_down"] == 15 * 3
+    assert metrics["separation_measured"] == pytest.approx(100.0)
+    assert metrics["inactive_measured"] == pytest.approx(10.0)
     assert metrics["cost_ratio"] == pytest.approx(1.0, abs=0.01)
 
 
 GRID = dict(experiment="fig1", n_features=10, n_clusters=4, device_clusters="sqrt",
             devices_per_cluster=2, samples_per_cluster=20, runs=2, base_seed=9,
-            server_lloyd_rounds=1, show_progress=False)
+            server_lloyd_rounds=1, inactive_to_active=0.1, show_progress=False)
 
 
 def test_run_mixture_grid_is_tidy_and_reproducible():
@@ -54,7 +56,7 @@ def test_a_separation_is_independent_of_the_others():
 def test_run_setting_reads_the_config_section():
     settings = {"separation": 50.0, "separations": [0.1, 1.0], "device_clusters": "sqrt",
                 "devices_per_cluster": 2, "samples_per_cluster": 10, "runs": 1,
-                "server_lloyd_rounds": 1}
+                "server_lloyd_rounds": 1, "inactive_to_active": 0.1}
     table1 = run_setting("table1", settings, n_features=6, n_clusters=4, base_seed=0,
                          show_progress=False)
     assert set(table1.separation) == {50.0}

@@ -6,10 +6,10 @@ from fedclust.experiments.datasets import PreparedData
 from fedclust.experiments.localkmeans import (
     fig1_panel,
     fig4_sweep,
-    final_error_sweep,
     local_steps_label,
     make_orthonormal_mixture,
     noise_std_for_snr,
+    parameter_sweep,
     parse_local_steps,
     perturbed_centers,
     real_data_runs,
@@ -95,16 +95,16 @@ def test_a_local_steps_value_is_independent_of_the_others():
     assert_same_rows(alone, more, local_steps="L=3")
 
 
-def test_final_error_sweep_keeps_the_last_iteration_and_values_are_independent():
+def test_parameter_sweep_keeps_every_iteration_and_values_are_independent():
     def setting(m):
         return synthetic_factory(3, 6, 600, 4.0), m, {"snr": 4.0}
     kw = dict(parameter="n_machines", make_setting=setting, local_steps=[3, None], n_iter=4,
               trials=2, base_seed=0, names=("sweep",), init="k-means++", perturbation=0.3,
               show_progress=False)
-    table = final_error_sweep(values=[2, 6], **kw)
-    assert set(table.iteration) == {4} and set(table.n_machines) == {2, 6}
+    table = parameter_sweep(values=[2, 6], **kw)
+    assert set(table.iteration) == set(range(5)) and set(table.n_machines) == {2, 6}
     assert set(table.sweep) == {"n_machines"}
-    assert_same_rows(final_error_sweep(values=[6], **kw), table, n_machines=6)
+    assert_same_rows(parameter_sweep(values=[6], **kw), table, n_machines=6)
 
 
 def test_fig1_panel_and_fig4_sweep_read_their_config_sections():
@@ -133,12 +133,12 @@ def test_real_data_runs_draw_rows_per_trial_and_name_the_data(rng):
     data = PreparedData(name="postures", X=X, y=np.repeat([1, 2], 300),
                         devices=np.zeros(600, dtype=np.int64), description="blobs",
                         title="Two blobs")
-    settings = {"n_machines": 5, "samples_per_machine": 40, "n_iter": 3, "local_steps": [1],
-                "init": "k-means++", "trials": 2}
+    settings = {"n_machines": 5, "samples_per_machine": {"postures": 40}, "n_iter": 3,
+                "local_steps": [1], "init": "k-means++", "trials": 2}
     table = real_data_runs(data, settings, base_seed=0, show_progress=False)
     assert set(table.n_rows) == {200} and set(table.data_title) == {"Two blobs"}
     final = table[(table.metric == "misclustering") & (table.iteration == 3)]
     assert (final.value < 0.05).all()
-    whole = real_data_runs(data, {**settings, "samples_per_machine": 500}, base_seed=0,
-                           show_progress=False)
+    whole = real_data_runs(data, {**settings, "samples_per_machine": {"postures": None}},
+                           base_seed=0, show_progress=False)
     assert set(whole.n_rows) == {600}  # fewer rows than M x per machine: split whole

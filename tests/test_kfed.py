@@ -13,7 +13,7 @@ def mixture(seed, k=9, d=12, c=20.0, per_cluster=60, k_prime=3, m0=4):
     mix = make_separated_mixture(k, d, c, samples_per_cluster=per_cluster,
                                  device_clusters=k_prime, devices_per_cluster=m0,
                                  random_state=seed)
-    devices = structured_partition(mix.labels, k_prime, m0, random_state=seed)
+    devices = structured_partition(mix.labels, k_prime, m0, random_state=seed, groups=mix.groups)
     return mix, devices
 
 
@@ -35,7 +35,8 @@ def test_communication_is_one_round_with_exact_counts():
     comm = km.communication_
     assert comm["rounds"] == 1
     assert comm["floats_up"] == len(km.local_centers_) * d == Z * 3 * d
-    assert comm["floats_down"] == Z * 9 * d
+    # the download is one message of cluster identities, one per local center
+    assert comm["floats_down"] == 0 and comm["ints_down"] == Z * 3
     assert comm["messages_up"] == comm["messages_down"] == Z
     sized = KFed(9, 3, server_weighting="size", random_state=1).fit(mix.X, devices)
     assert sized.communication_["floats_up"] == Z * 3 * d
@@ -81,11 +82,18 @@ def test_server_runs_exactly_one_lloyd_round_by_default():
         np.all(km.local_centers_ == km.server_init_[0], axis=1)][0]
     own = km.local_centers_[km.local_center_devices_ == first_device]
     np.testing.assert_array_equal(km.server_init_[:3], own)
-    # one round: each global center is the mean of the local centers nearest to its seed
+    # Algorithm 2, step 7: tau assigns each local center to its nearest seed, the centers are
+    # the means of tau, and the labels follow tau (not a second assignment)
     to_seed = np.linalg.norm(km.local_centers_[:, None] - km.server_init_[None],
                              axis=-1).argmin(axis=1)
     expected = np.stack([km.local_centers_[to_seed == j].mean(axis=0) for j in range(9)])
     np.testing.assert_allclose(km.cluster_centers_, expected, atol=1e-9)
+    assert np.array_equal(km.local_center_labels_, to_seed) and km.n_iter_ == 1
+    converged = KFed(9, 3, server_lloyd_rounds="converge", random_state=4).fit(mix.X, devices)
+    nearest = np.linalg.norm(converged.local_centers_[:, None] -
+                             converged.cluster_centers_[None], axis=-1).argmin(axis=1)
+    assert np.array_equal(converged.local_center_labels_, nearest)
+    assert converged.n_iter_ >= 1
     # more rounds can only lower the server's k-means cost on the local centers
     more = KFed(9, 3, server_lloyd_rounds=50, random_state=4).fit(mix.X, devices)
 
@@ -112,8 +120,14 @@ def test_partial_participation():
     Z = len(np.unique(devices))
     km = KFed(9, 3, participation=0.5, random_state=5).fit(mix.X, devices)
     n_part = int(np.floor(0.5 * Z))
-    assert km.communication_["messages_up"] == n_part == len(km.participating_devices_)
-    assert km.communication_["floats_up"] == n_part * 3 * mix.X.shape[1]
+    assert len(km.participating_devices_) == n_part == km.communication_["devices_participating"]
+    kinds = km.communication_.by_kind().set_index("kind")
+    assert kinds.loc["local_centers", "messages"] == n_part
+    assert kinds.loc["local_centers", "floats"] == n_part * 3 * mix.X.shape[1]
+    # the failed devices are clustered afterwards: their centers go up late, ids come back
+    assert kinds.loc["late_local_centers", "messages"] == Z - n_part
+    assert kinds.loc["late_cluster_ids", "ints"] == (Z - n_part) * 3
+    assert km.communication_["rounds"] == 1
     # devices that failed still get the right clusters afterwards (Theorem 3.2 route)
     assert clustering_accuracy(mix.labels, km.labels_) == 1.0
 
@@ -169,3 +183,58 @@ def test_is_a_scikit_learn_estimator():
     twin = clone(km)
     assert twin.get_params() == km.get_params()
     assert "KFed(" in repr(km)
+
+
+def test_each_device_gets_its_own_number_of_clusters():
+    mix, _ = mixture(7, k=9, k_prime=3, m0=2)
+    devices, per_device = structured_partition(mix.labels, 3, 2, random_state=7,
+                                               groups=mix.groups, return_device_clusters=True)
+    assert per_device.tolist() == [3] * 6
+    # one device is told it holds 2 clusters: it sends 2 centers, the others 3
+    per_device[0] = 2
+    km = KFed(9, per_device, random_state=7).fit(mix.X, devices)
+    sent = np.bincount(np.searchsorted(np.unique(devices), km.local_center_devices_))
+    assert sent.tolist() == [2, 3, 3, 3, 3, 3]
+    assert km.communication_["ints_down"] == sent.sum()
+    assert np.array_equal(km.device_clusters_, per_device)
+    same = KFed(9, np.full(6, 3), random_state=7).fit(mix.X, devices)
+    np.testing.assert_array_equal(same.cluster_centers_,
+                                  KFed(9, 3, random_state=7).fit(mix.X, devices).cluster_centers_)
+    with pytest.raises(ValueError, match="one int per device"):
+        KFed(9, [3, 3], random_state=7).fit(mix.X, devices)
+    with pytest.raises(ValueError, match="device_clusters must be <= 9"):
+        KFed(9, np.full(6, 10)).fit(mix.X, devices)
+
+
+def test_edge_cases_the_authors_code_fails_on():
+    rng = np.random.default_rng(0)
+    # duplicated points: k-means++ draws a seed twice, its S_r is empty (a NaN mean in the
+    # authors' code); the seed point starts Lloyd and the emptied cluster is not sent
+    dup = np.vstack([np.zeros((6, 3)), np.full((6, 3), 9.0), rng.normal(20, 0.1, (6, 3))])
+    devices = np.repeat([0, 1], 9)  # device 0: two distinct points for k^(z) = 3 clusters
+    km = KFed(3, [3, 2], random_state=1).fit(dup, devices)
+    assert np.sum(km.local_center_devices_ == 0) == 2
+    assert clustering_accuracy(np.repeat([0, 1, 2], 6), km.labels_) == 1.0
+    # fewer features than local clusters: no projection
+    X = np.concatenate([rng.normal(m, 0.05, 20) for m in (0, 5, 10)])[:, None]
+    km = KFed(3, 3, random_state=0).fit(X, np.arange(60) % 2)
+    assert clustering_accuracy(np.repeat([0, 1, 2], 20), km.labels_) == 1.0
+    # exactly k local centers reach the server (the authors' code asserts more than k)
+    km = KFed(4, 2, random_state=0).fit(*two_by_two(rng))
+    assert len(km.local_centers_) == 4 and len(np.unique(km.local_center_labels_)) == 4
+
+
+def two_by_two(rng):
+    centers = np.array([[0, 0], [10, 0], [0, 10], [10, 10.0]])
+    labels = np.repeat(np.arange(4), 30)
+    return centers[labels] + rng.normal(0, 0.1, (120, 2)), labels // 2
+
+
+def test_local_means_knob():
+    rng = np.random.default_rng(3)
+    X, devices = two_by_two(rng)
+    for means in ("projected", "original"):
+        km = KFed(4, 2, local_means=means, random_state=0).fit(X, devices)
+        assert clustering_accuracy(np.repeat(np.arange(4), 30), km.labels_) == 1.0
+    with pytest.raises(ValueError, match="local_means must be one of"):
+        KFed(4, 2, local_means="mean").fit(X, devices)

@@ -74,14 +74,20 @@ def test_separation_against_a_direct_computation(rng):
     sep = separation(X, labels, device_clusters=2, devices_per_cluster=3)
     means = np.stack([X[labels == r].mean(axis=0) for r in range(3)])
     residual = np.linalg.norm(X - means[labels], 2)
-    delta = np.sqrt(2) * residual / np.sqrt([40, 60, 25])
+    # reconstructed from the proofs: Delta_r = k' ||A - C|| / sqrt(n_r), c_rs with sqrt(m0)
+    delta = 2 * residual / np.sqrt([40, 60, 25])
     for r, s in [(0, 1), (0, 2), (1, 2)]:
-        expected = np.linalg.norm(means[r] - means[s]) / (3 * (delta[r] + delta[s]))
+        expected = np.linalg.norm(means[r] - means[s]) / (np.sqrt(3) * (delta[r] + delta[s]))
         assert sep.c[r, s] == pytest.approx(expected, rel=1e-10)
         assert sep.c[s, r] == pytest.approx(expected, rel=1e-10)
     assert sep.minimum == pytest.approx(min(sep.c[0, 1], sep.c[0, 2], sep.c[1, 2]))
     np.testing.assert_allclose(sep.delta, delta)
     assert np.all(np.isinf(np.diag(sep.c)))
+    # the inactive requirement: ||mu_r - mu_s|| / (10 sqrt(m0) lambda), lambda with n_min
+    lam = np.sqrt(2) * residual / np.sqrt(30)
+    inactive = sep.inactive(min_device_size=30)
+    assert inactive[0, 1] == pytest.approx(np.linalg.norm(means[0] - means[1]) /
+                                           (10 * np.sqrt(3) * lam))
 
 
 def test_separation_rejects_empty_clusters(rng):

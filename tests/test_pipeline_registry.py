@@ -76,8 +76,7 @@ def test_figure_inputs_are_gathered_tables_or_rule_outputs(cfg):
 
 def test_table_parts_follow_the_config(cfg):
     parts = registry.table_parts("kfed", "fig3", cfg)
-    fig3 = cfg["kfed"]["fig3"]
-    assert len(parts) == len(fig3["datasets"]) * len(fig3["n_clusters"])
+    assert parts == [f"results/kfed/fig3/{ds}.csv" for ds in cfg["kfed"]["fig3"]["datasets"]]
     assert registry.table_parts("localkmeans", "fig1", cfg)[0].startswith(
         "results/localkmeans/fig1/snr")
     with pytest.raises(ValueError, match="gathers no table 'nope'"):
@@ -104,7 +103,22 @@ def test_oracle_inputs_for_chosen_and_fixed_k(cfg):
     files = kfed.oracle_inputs("fig2", "femnist", cfg)
     assert len(files["oracles"]) == len(cfg["kfed"]["separation"]["k_grid"])
     assert files["chosen"] == "results/kfed/separation/femnist/chosen_k.csv"
-    assert kfed.oracle_inputs("fig3", "femnist", cfg, k=4) == {
-        "oracles": ["results/kfed/oracle/femnist/k4.h5"]}
+    assert kfed.oracle_inputs("fig3", "femnist", cfg) == files
     with pytest.raises(ValueError, match="'chosen' needs postures in kfed.separation"):
         kfed.oracle_ks("fig2", "postures", cfg)
+
+
+def test_each_stated_reason_to_differ_is_in_its_figures_caption(cfg):
+    from fedclust.reproduction import load_targets
+    targets = load_targets(REPO / cfg["paper_targets"])
+    for section, figures in {"fig1": ["fig1_misclustering"], "fig4": ["fig4_sweeps"],
+                             "real": ["fig2_misclustering_real", "fig3_objective_real"]}.items():
+        reasons = [spec["why_ours_differs"].split(".")[0]
+                   for spec in targets["localkmeans"][section].values()
+                   if isinstance(spec, dict) and "why_ours_differs" in spec]
+        assert reasons, section
+        for name in figures:
+            caption = registry.figure_caption("localkmeans", name, cfg)
+            assert all(reason in caption for reason in reasons), (name, reasons)
+    # a section without stated reasons adds nothing
+    assert registry.stated_differences(cfg, "kfed", "table1") == ""

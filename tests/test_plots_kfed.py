@@ -48,13 +48,15 @@ def test_figure1_has_one_line_per_setting(tmp_path):
 def test_table1_markdown_lists_every_setting():
     runs = mixture_runs()
     runs = runs[runs.separation == 10.0]
-    paper = pd.DataFrame({"n_features": [10], "n_clusters": [4], "paper_value": [1.0]})
+    paper = pd.DataFrame({"n_features": [10], "n_clusters": [4], "paper_value": [1.0],
+                          "paper_std": [0.0]})
     text = table1_markdown(runs, paper)
     lines = text.strip().splitlines()
     assert len(lines) == 4
-    assert "| 10 | 4 | 2 | 5 | 10 | 10 | 3 | 0.990 ± 0.010 | 1.00 |" in lines
+    assert "| 10 | 4 | 2 | 5 | 10 | 10 | 3 | 99.00 ± 1.00 | 100.00 ± 0.00 |" in lines
     assert lines[-1].endswith("n/a |")
-    targets = {"kfed": {"table1": {"rows": [{"n_features": 10, "n_clusters": 4, "value": 1.0}],
+    targets = {"kfed": {"table1": {"rows": [{"n_features": 10, "n_clusters": 4, "value": 1.0,
+                                             "std": 0.0}],
                                    "provenance": "Table 1 of the paper"}}}
     page = table1_report(runs, targets)
     assert page.startswith("# k-FED, Table 1") and page.rstrip().endswith("Table 1 of the paper")
@@ -100,14 +102,20 @@ def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
     assert [ax.get_title() for ax in plot_structured_vs_iid(titled).axes[:2]] == \
         ["Bee data (oracle k = 4)", "FEMNIST (LEAF) (oracle k = 4)"]
     assert fig.axes[0].get_yscale() == "symlog"
-    fig3 = tidy_rows([dict(dataset="a", n_clusters=4, device_clusters=2, run=r, algorithm=al,
-                           cost_over_oracle=1.0, rounds=rd, floats_up=10, floats_down=20)
-                      for r in range(2) for al, rd in (("k-FED", 1), ("distributed Lloyd", 30))],
-                     ids + ["algorithm"])
+    fig3 = pd.concat([
+        tidy_rows([dict(dataset="a", n_clusters=4, device_clusters=2, run=r, algorithm="k-FED",
+                        cost_over_oracle=1.0, rounds=1, bytes=80,
+                        # the tidy table has every metric for every algorithm: none here
+                        seeding_rounds=np.nan, lloyd_rounds=np.nan) for r in range(2)],
+                  ids + ["algorithm"]),
+        tidy_rows([dict(dataset="a", n_clusters=4, device_clusters=2, run=r,
+                        algorithm="distributed Lloyd", cost_over_oracle=1.0, rounds=38,
+                        seeding_rounds=8, lloyd_rounds=30, bytes=9000) for r in range(2)],
+                  ids + ["algorithm"])])
     fig = plot_kfed_vs_distributed_lloyd(fig3)
     assert fig.axes[1].get_yscale() == "log"
     texts = {t.get_text() for t in fig.axes[1].texts}
-    assert texts == {"1", "30"}
+    assert texts == {"1", "8+30"}  # the baseline's rounds split into seeding + Lloyd
     part = tidy_rows([dict(dataset="a", n_clusters=4, participation=p, run=0, accuracy=p,
                            cost_over_oracle=2 - p) for p in (0.5, 1.0)],
                      ["dataset", "n_clusters", "participation", "run"])
@@ -126,23 +134,20 @@ def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
 def test_fig3_tick_labels_do_not_overlap_with_many_settings():
     from fedclust.plots.kfed import plot_kfed_vs_distributed_lloyd
     ids = ["dataset", "n_clusters", "device_clusters", "run"]
-    settings = [(4, 2), (4, 3), (10, 2), (10, 3), (10, 5), (20, 2), (20, 3), (20, 5)]
-    # as on real data: costs within 0.1% of phi*, floats over four decades
-    fig3 = tidy_rows([dict(dataset=ds, n_clusters=k, device_clusters=kp, run=r,
+    # as on real data: costs within 0.1% of phi*, bytes over four decades
+    fig3 = tidy_rows([dict(dataset=ds, n_clusters=10, device_clusters=kp, run=r,
                            algorithm=al, cost_over_oracle=1.0002 + 0.0003 * r + 0.0001 * kp,
-                           rounds=1, floats_up=10.0 ** (4 + 4 * (al == "k-FED") + kp / 5),
-                           floats_down=20)
-                      for ds in ("femnist", "shakespeare") for k, kp in settings
-                      for al in ("k-FED", "distributed Lloyd") for r in range(2)],
+                           rounds=1, bytes=10.0 ** (4 + 4 * (al == "distributed Lloyd") + kp / 5))
+                      for ds in ("femnist", "shakespeare") for kp in range(1, 9)
+                      for al in ("k-FED", "k-FED (server to convergence)") for r in range(2)],
                      ids + ["algorithm"])
     fig = plot_kfed_vs_distributed_lloyd(fig3)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
-        assert len(boxes) == len(settings)
-        # labels that merely touch read as one ("k=10k=10"): ask for a visible gap
-        gap = 0.1 * fig.dpi  # a tenth of an inch
+        assert len(boxes) == 8
+        gap = 0.1 * fig.dpi  # a tenth of an inch between neighbouring labels
         gaps = [b.x0 - a.x1 for a, b in zip(boxes[:-1], boxes[1:], strict=True)]
         assert min(gaps) >= gap, ax.get_title()
     # a ratio near 1 is printed as such, not as an offset ("+1") and a small remainder
@@ -157,3 +162,13 @@ def test_points_holding_fewer_runs_are_labelled_with_their_count():
     fig = plot_structured_vs_iid(tidy_rows(rows, ids))
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels == ["n=1"]  # k' = 2 holds one of three runs, k' = 1 all three
+
+
+def test_figure1_labels_a_separation_whose_runs_were_skipped():
+    runs = mixture_runs()
+    # one run of (d=10, c=0.1) was infeasible: its row is kept as skipped (no value)
+    skipped = (runs.n_features == 10) & (runs.separation == 0.1) & (runs.run == 2)
+    runs.loc[skipped, "value"] = np.nan
+    fig = plot_accuracy_vs_separation(runs)
+    assert [t.get_text() for t in fig.axes[0].texts] == ["n=2"]
+    assert "3 runs per point" in fig.axes[0].get_title()

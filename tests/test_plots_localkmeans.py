@@ -1,8 +1,10 @@
 import numpy as np
 import pandas as pd
+import pytest
 
-from fedclust.experiments.localkmeans import final_error_sweep, synthetic_factory, trajectory_runs
+from fedclust.experiments.localkmeans import parameter_sweep, synthetic_factory, trajectory_runs
 from fedclust.plots.localkmeans import (
+    OWN_OBJECTIVE,
     normalized_objective,
     order_local_steps,
     plot_final_sweeps,
@@ -37,9 +39,35 @@ def test_real_data_panels_are_titled_from_the_table():
 def test_final_sweeps_label_the_fixed_sizes_from_the_table():
     def setting(m):
         return synthetic_factory(3, 6, 240, 4.0), m, {"snr": 4.0, "n_samples": 240}
-    table = final_error_sweep(parameter="n_machines", values=[2, 4], make_setting=setting,
+    table = parameter_sweep(parameter="n_machines", values=[2, 4], make_setting=setting,
                               local_steps=[3, None], n_iter=3, trials=1, base_seed=0,
                               names=("plot",), init="k-means++", perturbation=0.3,
                               show_progress=False)
     fig = plot_final_sweeps(table)
-    assert fig.axes[0].get_xlabel() == "M (240 samples in all)"
+    # top: the L = 3 curves, one per M; bottom: the final values, every L side by side
+    assert fig.axes[0].get_title(loc="left") == "(a) L=3, varying M (240 samples in all)"
+    assert len(fig.axes[0].get_lines()) == 2
+    assert fig.axes[1].get_xlabel() == "M (240 samples in all)"
+    xs = [container.lines[0].get_xdata() for container in fig.axes[1].containers]
+    assert len(xs) == 2 and not any((a == b).any() for a, b in zip(xs, xs[1:], strict=False))
+
+
+def test_objective_panel_can_add_no_aggregations_own_objective_dotted():
+    table = trajectory_runs(X_factory=synthetic_factory(3, 6, 300, 2.0),
+                            local_steps=[1, None], n_iter=4, n_machines=6, trials=2,
+                            base_seed=0, names=("plot",), init="k-means++", perturbation=0.3,
+                            keys={"dataset": "toy"}, show_progress=False)
+    fig = plot_trajectories(table, metric="objective / centralized", cols="dataset",
+                            own_objective=True)
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert list(lines) == ["L=1", "no aggregation", OWN_OBJECTIVE]
+    assert lines[OWN_OBJECTIVE].get_linestyle() == ":"
+    # both no-aggregation lines divide by centralized Lloyd's final objective of the trial
+    final = table[table.iteration == 4].set_index(["metric", "local_steps", "trial"])["value"]
+    final = final.sort_index()
+    ref = final.loc["objective", "L=1"]
+    own = (final.loc["objective", "no aggregation"] / ref).mean()
+    shared = (final.loc["global_objective", "no aggregation"] / ref).mean()
+    assert lines[OWN_OBJECTIVE].get_ydata()[-1] == pytest.approx(own)
+    assert lines["no aggregation"].get_ydata()[-1] == pytest.approx(shared)
+    assert own < shared      # each machine fits its own rows: its own objective is the lower

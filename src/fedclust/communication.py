@@ -167,6 +167,14 @@ class Communication(Mapping):
         """Bytes sent in all, up and down."""
         return self._totals["bytes_up"] + self._totals["bytes_down"]
 
+    def total(self, kind: str, unit: str = "floats") -> int:
+        """``unit`` (``floats``, ``ints``, ``messages`` or ``bytes``) sent in messages of
+        ``kind`` (0 when none was sent)."""
+        if unit not in ("floats", "ints", "messages", "bytes"):
+            raise ValueError(f"unit must be floats, ints, messages or bytes; got {unit!r}")
+        edges = self.by_edge()
+        return int(edges.loc[edges["kind"] == kind, unit].sum())
+
     def summary(self, prefix: str = "") -> dict:
         """The star summaries (and notes) as a plain dict, keys prefixed by ``prefix``."""
         return {f"{prefix}{key}": value for key, value in self.items()}

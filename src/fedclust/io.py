@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["atomic_path", "current_umask", "write_table", "read_table", "tidy", "skipped",
-           "concat_tables", "write_text",
+           "concat_tables", "write_text", "run_config_text", "VERSIONED_PACKAGES",
            "TIDY_COLUMNS", "SKIPPED"]
 
 TIDY_COLUMNS = ("metric", "value")
@@ -133,3 +133,24 @@ def tidy(records: list[dict], id_columns) -> pd.DataFrame:
         long["reason"] = long["reason"].fillna("")
         long = long[id_columns + list(TIDY_COLUMNS) + ["reason"]]
     return long.sort_values(id_columns + ["metric"], kind="stable").reset_index(drop=True)
+
+
+#: Packages whose versions decide the numbers (written beside every run's configuration).
+VERSIONED_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "networkx", "torch",
+                      "torchvision", "snakemake", "fedclust")
+
+
+def run_config_text(config: dict) -> str:
+    """The resolved ``config`` and the Python and package versions, as YAML text."""
+    import platform
+    from importlib import metadata
+
+    import yaml
+
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return yaml.safe_dump({"config": config, "versions": versions}, sort_keys=False)

@@ -1,10 +1,11 @@
 """The metrics every paper reports, in one place.
 
-* :func:`kmeans_cost` -- the k-means objective, sum of squared distances to the nearest center.
+* :func:`kmeans_cost` -- the k-means objective, sum of squared distances to the nearest center;
+  :func:`partition_cost` -- the cost of a clustering with its own means (k-FED's Eq. 1).
 * :func:`clustering_accuracy` / :func:`misclustering_rate` -- agreement with a reference
   labelling up to the best permutation of cluster names (Hungarian algorithm).
 * :func:`separation` -- the pairwise separation ``c_rs`` of a clustering used by k-FED
-  (Dennis et al., 2021, Appendix B.2).
+  (Dennis et al., 2021, Definition 3.5 and Appendix B.2).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from .lloyd import assign, segment_sums
 
 __all__ = [
     "kmeans_cost",
+    "partition_cost",
     "clustering_accuracy",
     "misclustering_rate",
     "misclustering_by_group",
     "contingency_matrix",
     "cluster_means",
     "spectral_norm",
+    "center_gaps",
     "separation",
     "Separation",
 ]
@@ -56,6 +59,23 @@ def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
     if sample_weight is not None:
         sq = sq * np.asarray(sample_weight)
     return float(sq.sum())
+
+
+def partition_cost(X, labels, sample_weight=None) -> float:
+    """The k-means cost of a clustering itself (k-FED, Eq. 1): every point to the (weighted)
+    mean of its own cluster, ``phi(T) = sum_j sum_{i in T_j} ||A_i - mu(T_j)||^2``.
+
+    Unlike :func:`kmeans_cost` with centers, this needs no centers: it is the cost of the
+    partition, the smallest any set of centers can give with these labels.
+    """
+    X = check_data(X)
+    labels = np.unique(np.asarray(labels), return_inverse=True)[1]
+    if labels.shape != (X.shape[0],):
+        raise ValueError(f"labels must have shape ({X.shape[0]},); got {labels.shape}")
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    sums, totals = segment_sums(X, labels, int(labels.max()) + 1, w)
+    means = sums / totals[:, None]
+    return kmeans_cost(X, means, labels, sample_weight)
 
 
 def contingency_matrix(labels_true, labels_pred) -> np.ndarray:
@@ -162,13 +182,17 @@ class Separation:
     Attributes
     ----------
     c : ndarray of shape (k, k)
-        ``c[r, s] = ||mu_r - mu_s|| / (m0 (Delta_r + Delta_s))``; the diagonal is ``inf``.
+        ``c[r, s] = ||mu_r - mu_s|| / (sqrt(m0) (Delta_r + Delta_s))``: a pair satisfies k-FED's
+        active separation requirement with constant ``c`` when ``c_rs >= c``. The diagonal is
+        ``inf``.
     delta : ndarray of shape (k,)
-        ``Delta_r = sqrt(k') ||A - C||_2 / sqrt(n_r)``.
+        ``Delta_r = k' ||A - C||_2 / sqrt(n_r)``.
     means : ndarray of shape (k, d)
     sizes : ndarray of shape (k,)
     residual_norm : float
         ``||A - C||_2``, the spectral norm of the data minus its cluster means.
+    device_clusters, devices_per_cluster : int
+        ``k'`` and ``m0``.
     """
 
     c: np.ndarray
@@ -176,6 +200,8 @@ class Separation:
     means: np.ndarray
     sizes: np.ndarray
     residual_norm: float
+    device_clusters: int = 1
+    devices_per_cluster: int = 1
 
     def pairs(self):
         """``(r, s, c_rs)`` for every unordered pair ``r < s``."""
@@ -187,19 +213,50 @@ class Separation:
         """The separation of the whole clustering: the smallest ``c_rs`` over pairs."""
         return float(self.pairs()[2].min()) if self.c.shape[0] > 1 else float("inf")
 
+    def lam(self, min_device_size: int) -> float:
+        """``lambda = sqrt(k') ||A - C||_2 / sqrt(n_min)``, ``n_min`` the fewest points on a
+        device (Eq. 4)."""
+        return float(np.sqrt(self.device_clusters) * self.residual_norm /
+                     np.sqrt(check_int(min_device_size, "min_device_size", low=1)))
+
+    def inactive(self, min_device_size: int) -> np.ndarray:
+        """``||mu_r - mu_s|| / (10 sqrt(m0) lambda)`` for every pair: at least 1 when the pair
+        satisfies the inactive separation requirement (Theorem 3.1). Diagonal ``inf``."""
+        gaps = self.c * np.sqrt(self.devices_per_cluster) * (self.delta[:, None] +
+                                                             self.delta[None, :])
+        out = gaps / (10.0 * np.sqrt(self.devices_per_cluster) * self.lam(min_device_size))
+        np.fill_diagonal(out, np.inf)
+        return out
+
+
+def center_gaps(means: np.ndarray) -> np.ndarray:
+    """Euclidean distances between every pair of rows of ``means``."""
+    sq = np.einsum("rd,rd->r", means, means)
+    return np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2.0 * means @ means.T, 0.0))
+
 
 def separation(X, labels, *, device_clusters: int, devices_per_cluster: int) -> Separation:
-    """Pairwise separation ``c_rs`` of the clustering ``labels`` of ``X``.
+    """Pairwise separation ``c_rs`` of the clustering ``labels`` of ``X`` (k-FED).
 
-    Following k-FED (Dennis et al., 2021, Sec. 3 and Appendix B.2), with ``A`` the data
-    matrix and ``C`` the matrix whose row ``i`` is the mean of row ``i``'s cluster,
+    With ``A`` the data matrix and ``C`` the matrix whose row ``i`` is the mean of row ``i``'s
+    cluster (Dennis, Li & Smith, 2021, Sec. 3.2, Eq. 4 and Definition 3.5):
 
-    ``Delta_r = sqrt(k') * ||A - C||_2 / sqrt(n_r)`` and
-    ``c_rs = ||mu_r - mu_s|| / (m0 * (Delta_r + Delta_s))``,
+    ``Delta_r = k' ||A - C||_2 / sqrt(n_r)`` and
+    ``c_rs = ||mu_r - mu_s|| / (sqrt(m0) (Delta_r + Delta_s))``,
 
-    where ``||.||_2`` is the spectral norm, ``n_r`` the size of cluster ``r``, ``k'`` the number
-    of clusters per device and ``m0`` the number of devices a cluster is spread over. A pair of
-    clusters satisfies k-FED's separation assumption with constant ``c`` when ``c_rs >= c``.
+    where ``||.||_2`` is the spectral norm, ``n_r`` the size of cluster ``r``, ``k'`` the most
+    clusters on a device and ``m0`` bounds how thinly a cluster is spread
+    (``|T_r^(z)| >= |T_r| / m0``). A pair satisfies the active separation requirement with
+    constant ``c`` when ``c_rs >= c``.
+
+    *Reconstructed* (the text's primes and radicals are lost): ``Delta_r`` carries ``k'``, not
+    ``sqrt(k')``, and ``m0`` enters as ``sqrt(m0)``. The remark after Theorem 3.1 (for
+    ``k' ~ k`` the active requirement is ``Omega(k)`` against the centralized ``Omega(sqrt k)``)
+    and Corollary 1.1 (for ``k' <= sqrt(k)`` it reduces to the centralized ``sqrt(k)``) need the
+    ``k'``; Lemma 4's step ``2 sqrt(m0) sqrt(n_r^(z) / n_r) >= 2`` and Lemma 5's
+    ``||A - C|| / sqrt(n_r^(z)) <= sqrt(m0) ||A - C|| / sqrt(n_r)`` need ``sqrt(m0)``, from
+    ``n_r^(z) >= n_r / m0``. With ``k' = m0 = 1`` (the separation of a data set itself, as the
+    pipeline's Fig 5 uses) both readings agree.
 
     Parameters
     ----------
@@ -217,11 +274,10 @@ def separation(X, labels, *, device_clusters: int, devices_per_cluster: int) -> 
     devices_per_cluster = check_int(devices_per_cluster, "devices_per_cluster", low=1)
     means, sizes = cluster_means(X, labels)
     residual_norm = spectral_norm(X - means[labels])
-    delta = np.sqrt(device_clusters) * residual_norm / np.sqrt(sizes)
-    gaps = np.sqrt(np.maximum(
-        np.einsum("rd,rd->r", means, means)[:, None] + np.einsum("sd,sd->s", means, means)[None, :]
-        - 2.0 * means @ means.T, 0.0))
+    delta = device_clusters * residual_norm / np.sqrt(sizes)
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = gaps / (devices_per_cluster * (delta[:, None] + delta[None, :]))
+        c = center_gaps(means) / (np.sqrt(devices_per_cluster) *
+                                  (delta[:, None] + delta[None, :]))
     np.fill_diagonal(c, np.inf)
-    return Separation(c=c, delta=delta, means=means, sizes=sizes, residual_norm=residual_norm)
+    return Separation(c=c, delta=delta, means=means, sizes=sizes, residual_norm=residual_norm,
+                      device_clusters=device_clusters, devices_per_cluster=devices_per_cluster)

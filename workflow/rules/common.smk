@@ -31,3 +31,4 @@ localrules:
     kfed_table1,
     kfed_separation,
     reproduction,
+    run_config,

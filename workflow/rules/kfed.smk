@@ -5,9 +5,7 @@
 
 wildcard_constraints:
     mixture_experiment="|".join(kfed_pipeline.MIXTURE_EXPERIMENTS),
-    federated_experiment="|".join(
-        e for e in kfed_pipeline.FEDERATED_EXPERIMENTS if e != "fig3"
-    ),
+    federated_experiment="|".join(kfed_pipeline.FEDERATED_EXPERIMENTS),
 
 
 # ---------------------------------------------------------------- Gaussian mixtures (Table 1, Fig 1)
@@ -123,7 +121,7 @@ rule kfed_separation:
 
 
 rule kfed_federated:
-    """Figure 2 or a beyond-the-paper experiment on one data set."""
+    """Figure 2, Figure 3 or a beyond-the-paper experiment on one data set."""
     input:
         unpack(
             lambda w: kfed_pipeline.oracle_inputs(
@@ -139,28 +137,6 @@ rule kfed_federated:
         seed=config["seed"],
     log:
         "results/logs/kfed/{federated_experiment}/{dataset}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-    conda:
-        ENV
-    script:
-        "../scripts/kfed_federated.py"
-
-
-rule kfed_fig3_k:
-    """Figure 3 for one data set and oracle k: k-FED vs naive distributed k-means."""
-    input:
-        unpack(lambda w: kfed_pipeline.oracle_inputs("fig3", w.dataset, config, k=w.k)),
-        features="data/{dataset}/features.h5",
-    output:
-        "results/kfed/fig3/{dataset}_k{k}.csv",
-    params:
-        experiment="fig3",
-        settings=config["kfed"]["fig3"],
-        seed=config["seed"],
-    log:
-        "results/logs/kfed/fig3/{dataset}_k{k}.log",
     threads: 1
     resources:
         mem_mb=4000,

@@ -73,3 +73,21 @@ rule reproduction:
         ENV
     script:
         "../scripts/reproduction.py"
+
+
+rule run_config:
+    """The resolved configuration and the package versions of this run."""
+    output:
+        report(
+            "results/run_config.yaml",
+            caption="../report/run_config.rst",
+            category="Reproduction",
+        ),
+    params:
+        config=config,
+    log:
+        "results/logs/run_config.log",
+    conda:
+        ENV
+    script:
+        "../scripts/run_config.py"

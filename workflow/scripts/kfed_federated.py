@@ -11,8 +11,7 @@ from fedclust.pipeline.job import job
 with job(snakemake) as log:
     experiment, cfg = snakemake.params.experiment, snakemake.params.settings
     data = read_prepared(snakemake.input.features)
-    n_clusters = int(snakemake.wildcards.k) if experiment == "fig3" else cfg["n_clusters"]
-    labels, centers, attrs = select_oracle(snakemake.input.oracles, n_clusters=n_clusters,
+    labels, centers, attrs = select_oracle(snakemake.input.oracles, n_clusters=cfg["n_clusters"],
                                            chosen=snakemake.input.get("chosen"))
     oracle = Oracle(labels, centers, attrs["cost"])
     log.info("%s on %s: oracle k=%d (cost %.6g)", experiment, data.description,

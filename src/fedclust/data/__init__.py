@@ -52,6 +52,7 @@ _EXPORTS = {
     "load_shakespeare_users": "shakespeare",
     "load_tff_emnist_h5": "femnist",
     "make_separated_mixture": "gaussian_mixture",
+    "mixture_groups": "gaussian_mixture",
     "parse_plays": "shakespeare",
     "postures_features": "postures",
     "read_cifar10_batch": "cifar10",

@@ -189,17 +189,34 @@ def load_postures(path) -> PosturesData:
 
 
 def postures_features(data: PosturesData, *, max_missing: float = 0.5,
-                      standardize: bool = False):
+                      standardize: bool = False, columns: str = "markers"):
     """Feature matrix of the markers (see the module docstring).
+
+    ``columns="markers"`` keeps the marker coordinates missing in at most ``max_missing`` of the
+    rows; ``"all"`` keeps every column of the CSV -- ``Class``, ``User`` and the 36 coordinates,
+    the ``d = 38`` of the LocalKMeans paper's App. B.1, Table 1 (reconstructed: 38 is the CSV's
+    column count; the class label is then a feature). Missing values are imputed with the
+    column mean either way.
 
     Returns
     -------
     X : ndarray of shape (n, n_kept_columns), float32
     columns : list of str
-        The marker columns kept.
+        The columns kept.
     """
     if not 0.0 <= max_missing < 1.0:
         raise ValueError(f"max_missing must be in [0, 1); got {max_missing}")
+    if columns not in ("markers", "all"):
+        raise ValueError(f"columns must be 'markers' or 'all'; got {columns!r}")
+    if columns == "all":
+        frame = data.markers.copy()
+        frame.insert(0, "User", data.user)
+        frame.insert(0, "Class", data.posture)
+        values = frame.fillna(frame.mean())
+        X = values.to_numpy(dtype=np.float64)
+        if standardize:
+            X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        return X.astype(np.float32), list(frame.columns)
     share = data.markers.isna().mean()
     kept = [c for c in data.markers.columns if share[c] <= max_missing]
     if not kept:

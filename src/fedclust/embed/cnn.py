@@ -24,7 +24,8 @@ torchvision's random crop (32, padding 4) and horizontal flip, drawn per image.
 
 Suggested settings (:data:`MODEL_DEFAULTS`; batch size 128, ``lr`` 0.05 for both):
 
-* MNIST: 2 epochs on the 60,000 training images, then embed the first 50,000 training images.
+* MNIST: 2 epochs on the 60,000 training images, then embed 50,000 training images (a random subset,
+  drawn by :func:`fedclust.experiments.datasets.embed`).
   Measured (seed 0, 2 CPU cores): 98.7 % test accuracy, 10-12 s per epoch, 31 s in all.
 * CIFAR-10: 15 epochs on the 50,000 training images, then embed the same 50,000 images.
   Measured on the offline mirror's JPEG re-encoding of CIFAR-10 (a lossy approximation; seed 0,

@@ -120,11 +120,13 @@ def prepare_shakespeare(raw_path, *, n_users: int = 109, max_samples_per_user: i
                 "min_samples": min_samples, "seed": seed})
 
 
-def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = False):
+def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = False,
+                     columns: str = "markers"):
     """UCI Hand Postures marker coordinates (see :mod:`fedclust.data.postures`), ``y`` = the
     posture class, ``devices`` = the user (the natural partition)."""
     data = load_postures(csv_path)
-    X, kept = postures_features(data, max_missing=max_missing, standardize=standardize)
+    X, kept = postures_features(data, max_missing=max_missing, standardize=standardize,
+                                columns=columns)
     subset = Path(csv_path).name == POSTURES_SUBSET.name
     # UCI publishes no checksum: name the exact bytes the results come from
     digest = file_sha256(csv_path)
@@ -133,8 +135,10 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
         name="postures", X=X, y=data.posture, devices=data.user,
         title="Hand Postures (subset: classes 1-3, users 0-2)" if subset else "Hand Postures",
         description=f"UCI Hand Postures ({source}, sha256 {digest[:12]}): {len(X)} rows, "
-                    f"{len(kept)} marker coordinates (<= {max_missing:.0%} missing, "
-                    f"mean-imputed), {len(np.unique(data.posture))} postures",
+                    + (f"{len(kept)} marker coordinates (<= {max_missing:.0%} missing, "
+                       f"mean-imputed)" if columns == "markers" else
+                       f"all {len(kept)} CSV columns incl. Class and User (mean-imputed)")
+                    + f", {len(np.unique(data.posture))} postures",
         params={"csv": str(csv_path), "max_missing": max_missing, "standardize": standardize,
                 "columns": kept})
 
@@ -158,7 +162,8 @@ def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> Prepa
                                    min_samples=settings["min_samples"], seed=seed)
     if name == "postures":
         return prepare_postures(inputs[0], max_missing=settings["max_missing"],
-                                standardize=settings["standardize"])
+                                standardize=settings["standardize"],
+                                columns=settings["columns"])
     raise ValueError(f"{name!r} is not prepared from raw files (known: mnist, femnist, "
                      f"shakespeare, postures; embeddings come from fedclust.experiments."
                      f"datasets.embed)")
@@ -166,7 +171,11 @@ def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> Prepa
 
 def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
     """Train the small CNN of ``name`` (``mnist_cnn`` or ``cifar10_cnn``) on CPU, record its
-    test accuracy, and embed the first ``n_embed`` training images.
+    test accuracy, and embed ``n_embed`` training images drawn at random.
+
+    The training images are put in a random order (seeded by name) first, so that
+    ``n_embed`` and ``max_train`` take a random subset: the JPEG release of CIFAR-10 is stored
+    class by class, and its first 10,000 images hold only two classes.
 
     Returns
     -------
@@ -195,13 +204,15 @@ def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
     else:
         raise ValueError(f"no embedding for data set {name!r}; expected mnist_cnn or "
                          f"cifar10_cnn")
+    X_train, y_train = _shuffled(X_train, y_train, seed=seed_for(seed, "embedding order", name))
     n_embed = min(settings["n_embed"], len(X_train))
     result = train_and_embed(model, X_train, y_train, X_test, y_test, X_train[:n_embed],
                              y_train[:n_embed], epochs=settings["epochs"],
                              max_train=settings["max_train"],
                              seed=seed_for(seed, "embedding", name))
     features = result.embeddings
-    description = (f"{features.shape[1]}-d CNN features of the first {n_embed} training "
+    which = "all" if n_embed == len(X_train) else f"a random {n_embed} of the"
+    description = (f"{features.shape[1]}-d CNN features of {which} {len(X_train)} training "
                    f"images of {source}; test accuracy {result.test_accuracy:.4f}")
     params = {**result.params, "test_accuracy": result.test_accuracy, "source": source,
               "history": result.history}
@@ -217,6 +228,12 @@ def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
         "train_seconds": float(np.sum(result.history.get("epoch_seconds", [np.nan]))),
     }])
     return data, summary
+
+
+def _shuffled(X, y, *, seed: int):
+    """``X`` and ``y`` in one random order, so that any prefix is a random subset."""
+    order = np.random.default_rng(seed).permutation(len(X))
+    return X[order], y[order]
 
 
 def write_prepared(data: PreparedData, path) -> Path:

@@ -1,23 +1,28 @@
 """k-FED on real federated data (Dennis, Li & Smith, ICML 2021, Sec. 4.2.1 and beyond).
 
 Every experiment starts from a data set ``X`` and its *oracle* clustering with ``k`` clusters
-(k-means on all of ``X``, :func:`fedclust.experiments.separation.oracle_kmeans`), of cost
-``phi*``. Partitions are built from the oracle labels:
+(k-means on all of ``X``, :func:`fedclust.experiments.separation.oracle_kmeans`; ``k`` chosen by
+the separation analysis of App. B.2), of cost ``phi*``. Partitions are built from the oracle
+labels:
 
-* *structured*: groups of ``k'`` oracle clusters, each group dealt over ``m0`` devices
-  (:func:`fedclust.federation.structured_partition`), ``Z = ceil(k / k') m0`` devices;
-* *IID*: the same data dealt uniformly at random over the same ``Z`` devices.
+* *structured* (Figs 2 and 3, Sec. 4.2.1): ``Z`` devices, each holding data of a random subset
+  of at most ``k'`` oracle clusters (:func:`fedclust.federation.subset_partition`); k-FED gets
+  each device's ``k^(z)``, assumed known as in Sec. 3.2;
+* *IID*: the same data dealt uniformly at random over the same ``Z`` devices (k-FED with the
+  same ``k'`` on every device);
+* *grouped* (the experiments beyond the paper): groups of ``k'`` oracle clusters dealt over
+  ``m0`` devices each (:func:`fedclust.federation.structured_partition`, Table 1's layout).
 
-Figure 2 compares k-FED's cost on both through ``(phi(k') - phi*) / (phi~(k') - phi*)``, with
-``phi`` the k-means cost of k-FED's centers on the structured partition and ``phi~`` on the IID
-one: below 1, heterogeneity helped. Figure 3 compares k-FED with naive distributed k-means
-(:class:`~fedclust.algorithms.DistributedLloyd`) on the same partitions: cost and communication.
-Beyond the paper: device failures before sending (participation), devices that join after the
-fit (clustered through ``predict``, Theorem 3.2) against refitting with them, and a sweep from
-the natural (writer) partition towards IID.
-
-Costs are k-means costs of the returned centers (every point to its nearest center);
-accuracies compare with the oracle labels up to permutation.
+Costs are the paper's Eq. (1): ``phi(T)`` of a clustering ``T`` with its own means
+(:func:`fedclust.metrics.partition_cost`) -- for k-FED, of its induced clustering
+(Definition 3.3). The nearest-center cost of the returned centers is recorded beside it
+(``*_center_cost``). Figure 2 compares k-FED on structured and IID partitions through
+``(phi(k') - phi*) / (phi~(k') - phi*)``: below 1, heterogeneity helped. Figure 3 compares
+k-FED (one server round, Algorithm 2; and the server run to convergence) with naive
+distributed k-means (:class:`~fedclust.algorithms.DistributedLloyd`) on the same partitions:
+cost and communication. Beyond the paper: device failures before sending (participation),
+devices that join after the fit (clustered through ``predict``, Theorem 3.2) against refitting
+with them, and a sweep from the natural (writer) partition towards IID.
 
 Seeds. Every run draws from seeds named after what it is (:func:`fedclust.seeds.seed_for`):
 the partition of a run is named by the experiment, data set, ``k``, ``k'`` and run -- not by the
@@ -37,9 +42,9 @@ import pandas as pd
 from .._validation import check_random_state
 from ..algorithms import DistributedLloyd, KFed
 from ..exceptions import InfeasibleSettingError
-from ..federation import iid_partition, structured_partition
+from ..federation import iid_partition, structured_partition, subset_partition
 from ..io import skipped, tidy
-from ..metrics import clustering_accuracy, kmeans_cost
+from ..metrics import clustering_accuracy, kmeans_cost, partition_cost
 from ..progress import progress
 from ..seeds import seed_for
 from .kfed_synthetic import device_clusters_for
@@ -54,6 +59,7 @@ __all__ = [
     "heterogeneity_sweep",
     "clusters_per_device",
     "cost_gap_ratio",
+    "FIG3_ALGORITHMS",
     "run_experiment",
     "EXPERIMENTS",
 ]
@@ -82,20 +88,6 @@ class Oracle:
         return self.centers.shape[0]
 
 
-def _quality(X, model, oracle: Oracle, prefix: str = "") -> dict:
-    cost = kmeans_cost(X, model.cluster_centers_)
-    return {
-        f"{prefix}cost": cost,
-        f"{prefix}cost_over_oracle": cost / oracle.cost,
-        f"{prefix}accuracy": clustering_accuracy(oracle.labels, model.predict(X)),
-    }
-
-
-def _communication(model, prefix: str = "") -> dict:
-    comm = model.communication_
-    return {f"{prefix}{key}": comm[key] for key in ("rounds", "floats_up", "floats_down")}
-
-
 def _skip(record: dict, error: InfeasibleSettingError, where: str) -> dict:
     log.warning("skipped %s: %s", where, error)
     return skipped(record, error)
@@ -105,46 +97,60 @@ def _structured(oracle: Oracle, k_prime: int, devices_per_group: int, seed: int)
     return structured_partition(oracle.labels, k_prime, devices_per_group, random_state=seed)
 
 
-def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, devices_per_group: int,
-                      runs: int, base_seed: int, dataset: str,
-                      show_progress: bool = True) -> pd.DataFrame:
-    """Figure 2: k-FED on structured and IID partitions with the same number of devices.
+def _costs(X, model, oracle: Oracle, prefix: str = "") -> dict:
+    """Eq. (1) cost of the model's clustering (and over the oracle's), the nearest-center cost
+    of its centers, and the accuracy of its clustering against the oracle labels."""
+    cost = partition_cost(X, model.labels_)
+    return {
+        f"{prefix}cost": cost,
+        f"{prefix}cost_over_oracle": cost / oracle.cost,
+        f"{prefix}center_cost": kmeans_cost(X, model.cluster_centers_),
+        f"{prefix}accuracy": clustering_accuracy(oracle.labels, model.labels_),
+    }
 
-    For each ``k'`` and run: one structured partition (``k'`` oracle clusters per group, ``m0``
-    devices per group), one IID partition over the same ``Z`` devices, k-FED with
-    ``(k, k')`` on each. Metrics: ``structured_cost``, ``iid_cost`` (k-means costs of the
-    centers), ``oracle_cost``, ``cost_gap_ratio`` ``= (phi - phi*) / (phi~ - phi*)`` and the
-    accuracies against the oracle labels.
+
+def _subset(oracle: Oracle, n_devices: int, k_prime: int, seed: int):
+    return subset_partition(oracle.labels, n_devices, k_prime, random_state=seed,
+                            return_device_clusters=True)
+
+
+def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, n_devices: int, runs: int,
+                      base_seed: int, dataset: str, show_progress: bool = True) -> pd.DataFrame:
+    """Figure 2: k-FED on structured and IID partitions over the same ``Z`` devices.
+
+    For each ``k'`` and run: one structured partition (every device a random subset of at most
+    ``k'`` oracle clusters), one IID partition, k-FED with ``k`` and each device's ``k^(z)``
+    (the IID partition: ``k'`` everywhere). Metrics: ``structured_cost``, ``iid_cost`` (Eq. 1),
+    ``oracle_cost``, ``cost_gap_ratio = (phi - phi*) / (phi~ - phi*)``, the nearest-center
+    costs and the accuracies against the oracle labels.
     """
     k = oracle.n_clusters
     records = []
     jobs = [(kp, j) for kp in device_clusters_grid for j in range(runs)]
     for k_prime, j in progress(jobs, desc=f"Fig 2 {dataset}", disable=not show_progress):
         seed = seed_for(base_seed, "kfed", "fig2", dataset, f"k={k}", f"k'={k_prime}",
-                        f"run={j}")
-        structured = _structured(oracle, k_prime, devices_per_group,
-                                 seed_for(seed, "structured partition"))
-        n_devices = len(np.unique(structured))
+                        f"Z={n_devices}", f"run={j}")
+        structured, per_device = _subset(oracle, n_devices, k_prime,
+                                         seed_for(seed, "structured partition"))
         iid = iid_partition(len(X), n_devices, random_state=seed_for(seed, "iid partition"))
         base = {"dataset": dataset, "n_clusters": k, "device_clusters": k_prime,
-                "devices_per_group": devices_per_group, "n_devices": n_devices, "run": j,
-                "seed": seed}
+                "n_devices": n_devices, "run": j, "seed": seed}
         try:
-            model_s = KFed(k, k_prime, random_state=seed_for(seed, "k-FED structured"))
+            model_s = KFed(k, per_device, random_state=seed_for(seed, "k-FED structured"))
             model_i = KFed(k, k_prime, random_state=seed_for(seed, "k-FED iid"))
             model_s.fit(X, structured)
             model_i.fit(X, iid)
         except InfeasibleSettingError as error:
             records.append(_skip(base, error, f"Fig 2 {dataset} k'={k_prime} run {j}"))
             continue
-        metrics = {**_quality(X, model_s, oracle, "structured_"),
-                   **_quality(X, model_i, oracle, "iid_")}
+        metrics = {**_costs(X, model_s, oracle, "structured_"),
+                   **_costs(X, model_i, oracle, "iid_")}
         records.append({**base, "oracle_cost": oracle.cost,
                         "cost_gap_ratio": cost_gap_ratio(metrics["structured_cost"],
                                                          metrics["iid_cost"], oracle.cost),
                         **metrics})
-    return tidy(records, ["dataset", "n_clusters", "device_clusters", "devices_per_group",
-                          "n_devices", "run", "seed"])
+    return tidy(records, ["dataset", "n_clusters", "device_clusters", "n_devices", "run",
+                          "seed"])
 
 
 def cost_gap_ratio(structured_cost: float, iid_cost: float, oracle_cost: float) -> float:
@@ -156,45 +162,62 @@ def cost_gap_ratio(structured_cost: float, iid_cost: float, oracle_cost: float) 
     return 1.0 if gap_s <= 0 else np.inf
 
 
-def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid,
-                              devices_per_group: int, runs: int, base_seed: int,
-                              partition: str, dataset: str, max_iter: int,
-                              show_progress: bool = True) -> pd.DataFrame:
+#: Figure 3's algorithms: name -> how to build it from (k, the devices' k^(z), max_iter, seed).
+FIG3_ALGORITHMS = {
+    "k-FED": lambda k, kz, max_iter, seed: KFed(k, kz, random_state=seed),
+    "k-FED (server to convergence)": lambda k, kz, max_iter, seed: KFed(
+        k, kz, server_lloyd_rounds="converge", random_state=seed),
+    "distributed Lloyd": lambda k, kz, max_iter, seed: DistributedLloyd(
+        k, max_iter=max_iter, random_state=seed),
+}
+
+
+def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid, n_devices: int,
+                              runs: int, base_seed: int, partition: str, dataset: str,
+                              max_iter: int, show_progress: bool = True) -> pd.DataFrame:
     """Figure 3: k-FED (one round) against naive distributed k-means on the same partitions.
 
-    Naive distributed k-means is :class:`DistributedLloyd` with distributed k-means++ seeding,
-    one round per Lloyd iteration, run to convergence. Rows carry an ``algorithm`` column
-    (``k-FED`` or ``distributed Lloyd``) with metrics ``cost``, ``cost_over_oracle``,
-    ``accuracy``, ``rounds``, ``floats_up`` and ``floats_down``.
+    The partitions are Figure 2's ("the same oracle clustering as the previous experiment"):
+    ``Z`` devices holding random subsets of at most ``k'`` oracle clusters
+    (``partition="structured"``) or IID. Naive distributed k-means is :class:`DistributedLloyd`
+    with distributed k-means++ seeding, one round per Lloyd iteration, run to convergence.
+    Rows carry an ``algorithm`` column (:data:`FIG3_ALGORITHMS`; k-FED with one server round
+    as in Algorithm 2, and with the server run to convergence) with metrics ``cost`` (Eq. 1),
+    ``cost_over_oracle``, ``center_cost``, ``accuracy``, ``rounds`` (and for the baseline
+    ``lloyd_rounds`` and ``seeding_rounds``), ``floats_up``, ``floats_down``, ``ints_up``,
+    ``ints_down`` and ``bytes``.
     """
+    if partition not in ("structured", "iid"):
+        raise ValueError(f"partition must be 'structured' or 'iid'; got {partition!r}")
     k = oracle.n_clusters
     records = []
     jobs = [(kp, j) for kp in device_clusters_grid for j in range(runs)]
     for k_prime, j in progress(jobs, desc=f"Fig 3 {dataset} k={k}", disable=not show_progress):
         seed = seed_for(base_seed, "kfed", "fig3", dataset, partition, f"k={k}",
-                        f"k'={k_prime}", f"run={j}")
+                        f"k'={k_prime}", f"Z={n_devices}", f"run={j}")
         if partition == "structured":
-            devices = _structured(oracle, k_prime, devices_per_group,
-                                  seed_for(seed, "partition"))
+            devices, per_device = _subset(oracle, n_devices, k_prime, seed_for(seed, "partition"))
         else:
-            n_devices = -(-k // k_prime) * devices_per_group
             devices = iid_partition(len(X), n_devices, random_state=seed_for(seed, "partition"))
+            per_device = k_prime
         base = {"dataset": dataset, "partition": partition, "n_clusters": k,
-                "device_clusters": k_prime, "devices_per_group": devices_per_group,
-                "n_devices": len(np.unique(devices)), "run": j, "seed": seed}
-        for name, model in (("k-FED", KFed(k, k_prime, random_state=seed_for(seed, "k-FED"))),
-                            ("distributed Lloyd", DistributedLloyd(
-                                k, max_iter=max_iter,
-                                random_state=seed_for(seed, "distributed Lloyd")))):
+                "device_clusters": k_prime, "n_devices": n_devices, "run": j, "seed": seed}
+        for name, build in FIG3_ALGORITHMS.items():
             record = {**base, "algorithm": name}
+            model = build(k, per_device, max_iter, seed_for(seed, name))
             try:
                 model.fit(X, devices)
             except InfeasibleSettingError as error:
                 records.append(_skip(record, error, f"Fig 3 {dataset} {name} k'={k_prime}"))
                 continue
-            records.append({**record, **_quality(X, model, oracle), **_communication(model)})
-    return tidy(records, ["dataset", "partition", "n_clusters", "device_clusters",
-                          "devices_per_group", "n_devices", "run", "seed", "algorithm"])
+            comm = model.communication_
+            extra = {key: comm[key] for key in ("lloyd_rounds", "seeding_rounds") if key in comm}
+            records.append({**record, **_costs(X, model, oracle),
+                            **{key: comm[key] for key in ("rounds", "floats_up", "floats_down",
+                                                          "ints_up", "ints_down")},
+                            "bytes": comm.bytes, **extra})
+    return tidy(records, ["dataset", "partition", "n_clusters", "device_clusters", "n_devices",
+                          "run", "seed", "algorithm"])
 
 
 def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_group: int,
@@ -223,10 +246,11 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
             except InfeasibleSettingError as error:
                 records.append(_skip(base, error, f"participation {dataset} p={p} run {j}"))
                 continue
-            records.append({**base, **_quality(X, model, oracle),
-                            "floats_up": model.communication_["floats_up"],
-                            "devices_participating":
-                                model.communication_["devices_participating"]})
+            comm = model.communication_
+            records.append({**base, **_costs(X, model, oracle),
+                            # the one round's upload (failed devices upload later)
+                            "floats_up": comm.total("local_centers"),
+                            "devices_participating": comm["devices_participating"]})
     return tidy(records, ["dataset", "n_clusters", "device_clusters", "participation", "run",
                           "seed"])
 
@@ -334,7 +358,7 @@ def heterogeneity_sweep(X, natural_devices, oracle: Oracle, *, device_clusters: 
         except InfeasibleSettingError as error:
             records.append(_skip(base, error, f"heterogeneity {dataset} mix={frac} run {j}"))
             continue
-        records.append({**base, **_quality(X, model, oracle),
+        records.append({**base, **_costs(X, model, oracle),
                         "clusters_per_device": clusters_per_device(devices, oracle.labels),
                         "clusters_per_device_5pct": clusters_per_device(devices, oracle.labels,
                                                                         0.05),
@@ -372,12 +396,11 @@ def run_experiment(experiment: str, data, oracle: Oracle, settings: dict, *, bas
                              f"has no k' <= k={k} for {dataset}")
         if experiment == "fig2":
             table = structured_vs_iid(X, oracle, device_clusters_grid=grid,
-                                      devices_per_group=settings["devices_per_group"], **common)
+                                      n_devices=settings["n_devices"], **common)
         else:
             table = kfed_vs_distributed_lloyd(
-                X, oracle, device_clusters_grid=grid,
-                devices_per_group=settings["devices_per_group"], partition=settings["partition"],
-                max_iter=settings["max_iter"], **common)
+                X, oracle, device_clusters_grid=grid, n_devices=settings["n_devices"],
+                partition=settings["partition"], max_iter=settings["max_iter"], **common)
     elif experiment == "participation":
         table = participation_sweep(
             X, oracle, device_clusters=device_clusters_for(k, settings["device_clusters"]),

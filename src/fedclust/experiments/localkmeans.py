@@ -37,7 +37,7 @@ from ..seeds import generator_for, seed_for
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
            "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",
-           "final_error_sweep", "fig1_panel", "fig4_sweep", "real_data_runs"]
+           "parameter_sweep", "fig1_panel", "fig4_sweep", "real_data_runs"]
 
 
 def snr_of(delta: float, sigma: float, *, n_clusters: int, n_features: int, n_samples: int,
@@ -198,13 +198,13 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
     return pd.concat(frames, ignore_index=True)
 
 
-def final_error_sweep(*, parameter: str, values, make_setting, local_steps, n_iter: int,
-                      trials: int, base_seed: int, names, init: str, perturbation: float,
-                      show_progress: bool = True) -> pd.DataFrame:
-    """Figure 4: misclustering after ``T`` iterations as one parameter varies.
+def parameter_sweep(*, parameter: str, values, make_setting, local_steps, n_iter: int,
+                    trials: int, base_seed: int, names, init: str, perturbation: float,
+                    show_progress: bool = True) -> pd.DataFrame:
+    """Figure 4: the trajectories of :func:`trajectory_runs` as one parameter varies.
 
     ``make_setting(value)`` returns ``(X_factory, n_machines, keys)`` for one value of the swept
-    parameter; the table keeps only the final iteration.
+    parameter; every iteration is kept (the figure draws the curves and the final values).
     """
     frames = []
     for value in values:
@@ -215,7 +215,7 @@ def final_error_sweep(*, parameter: str, values, make_setting, local_steps, n_it
                                 perturbation=perturbation,
                                 keys={"sweep": parameter, parameter: value, **keys},
                                 show_progress=show_progress)
-        frames.append(table[table["iteration"] == n_iter])
+        frames.append(table)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -261,7 +261,7 @@ def fig4_sweep(sweep: str, synthetic: dict, settings: dict, *, base_seed: int,
                 {"snr": snr0, "n_clusters": K, "samples_per_machine": total // value,
                  "n_samples": total})
 
-    return final_error_sweep(parameter=sweep, values=settings[sweep], make_setting=make_setting,
+    return parameter_sweep(parameter=sweep, values=settings[sweep], make_setting=make_setting,
                              local_steps=settings["local_steps"], n_iter=synthetic["n_iter"],
                              trials=settings["trials"], base_seed=base_seed, names=("fig4",),
                              init=settings["init"], perturbation=synthetic["perturbation"],
@@ -273,12 +273,14 @@ def real_data_runs(data, settings: dict, *, base_seed: int,
     """Figures 2 and 3 on one prepared data set: every ``L``, all trials, every iteration.
 
     ``settings`` is the ``localkmeans.real`` config section: ``n_machines`` machines of
-    ``samples_per_machine`` rows each (a trial draws its own rows when the data set has more;
-    a smaller data set is split whole).
+    ``samples_per_machine[data set]`` rows each (App. B.1, Table 1: 500 for the embeddings;
+    ``null`` splits the whole data set, as for Postures' 78,095 rows over 100 machines). A trial
+    draws its own rows when the data set has more.
     """
     X = np.asarray(data.X, dtype=np.float64)
     _, y = np.unique(data.y, return_inverse=True)
-    M, per = settings["n_machines"], settings["samples_per_machine"]
+    M = settings["n_machines"]
+    per = settings["samples_per_machine"].get(data.name)
     take = M * per if per and M * per < len(X) else len(X)
 
     def factory(rng):
@@ -290,7 +292,8 @@ def real_data_runs(data, settings: dict, *, base_seed: int,
                             n_iter=settings["n_iter"], n_machines=M, trials=settings["trials"],
                             base_seed=base_seed, names=("real", data.name),
                             init=settings["init"], perturbation=0.0,
-                            keys={"dataset": data.name, "n_rows": take},
+                            keys={"dataset": data.name, "n_rows": take,
+                                  "n_features": X.shape[1], "n_clusters": int(y.max()) + 1},
                             show_progress=show_progress)
     table.insert(1, "data", data.description)
     table.insert(2, "data_title", data.title)

@@ -146,6 +146,7 @@ def separation_summary(pairs: pd.DataFrame, threshold: float) -> pd.DataFrame:
             "threshold": threshold,
             "n_pairs": len(c),
             "share_above": float(np.mean(c > threshold)),
+            "share_below_one": float(np.mean(c < 1.0)),
             "c_rs_median": float(np.median(c)),
             "c_rs_q10": float(np.quantile(c, 0.1)),
             "c_rs_q90": float(np.quantile(c, 0.9)),

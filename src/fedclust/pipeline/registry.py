@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
-           "figure", "figure_inputs", "figure_caption", "figure_pattern", "gathered_tables",
-           "table_parts", "claims_inputs", "resolve", "draw", "check_claims"]
+           "figure", "figure_inputs", "figure_caption", "stated_differences", "figure_pattern",
+           "gathered_tables", "table_parts", "claims_inputs", "resolve", "draw", "check_claims"]
 
 
 def _always(config) -> bool:
@@ -188,7 +188,7 @@ def claims_inputs(paper_key: str, config) -> dict[str, str]:
 
 def targets(config) -> list[str]:
     """Every output ``rule all`` asks for under ``config``."""
-    out = ["results/reproduction.md", "results/reproduction.csv"]
+    out = ["results/reproduction.md", "results/reproduction.csv", "results/run_config.yaml"]
     for key, p in papers().items():
         if not p.enabled(config):
             continue
@@ -209,6 +209,29 @@ def draw(paper_key: str, name: str, tables: list, config):
     """Figure ``name`` drawn from its tables (DataFrames, in the order of its inputs)."""
     fig, _ = figure(paper_key, name, config)
     return resolve(fig.plot)(*tables, **fig.options)
+
+
+def stated_differences(config, paper_key: str, section: str) -> str:
+    """Every known reason this pipeline's setting can differ from the paper
+    (``why_ours_differs``) under ``paper_key.section`` of the paper targets, as caption text
+    ("" if none). The same texts explain a contradicting check in the reproduction report, so
+    a figure's caption and the report give one reason, stated once in the targets file."""
+    from ..reproduction import load_targets
+
+    texts = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("why_ours_differs"):
+                texts.append(str(node["why_ours_differs"]).strip())
+            for value in node.values():
+                walk(value)
+
+    walk(load_targets(config["paper_targets"]).get(paper_key, {}).get(section, {}))
+    if not texts:
+        return ""
+    return " Where our setting can contradict the paper, and why: " + " ".join(
+        dict.fromkeys(texts))
 
 
 def check_claims(paper_key: str, tables: dict, targets: dict) -> list:

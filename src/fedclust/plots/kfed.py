@@ -29,9 +29,10 @@ def summarize_runs(runs: pd.DataFrame, metric: str, by) -> pd.DataFrame:
 
 
 def table1_markdown(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
-    """Table 1 as a Markdown table: accuracy mean +- std over runs for each (d, k).
+    """Table 1 as a Markdown table: accuracy (%) mean ± std over runs for each (d, k).
 
-    ``paper`` (columns ``n_features, n_clusters, paper_value``) adds the paper's column.
+    ``paper`` (columns ``n_features, n_clusters, paper_value, paper_std``, fractions) adds the
+    paper's column.
     """
     keys = ["n_features", "n_clusters", "device_clusters", "devices_per_cluster", "separation"]
     acc = summarize_runs(runs, "accuracy", keys)
@@ -39,22 +40,22 @@ def table1_markdown(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> st
         columns={"mean": "n_devices"})
     acc = acc.merge(devices, on=keys)
     if paper is not None:
-        acc = acc.merge(paper[["n_features", "n_clusters", "paper_value"]],
+        acc = acc.merge(paper[["n_features", "n_clusters", "paper_value", "paper_std"]],
                         on=["n_features", "n_clusters"], how="left")
-    header = "| d | k | k' | m0 | devices | c | runs | accuracy (reproduced) |"
+    header = "| d | k | k' | m0 | devices | c | runs | accuracy % (reproduced) |"
     rule = "|---|---|---|---|---|---|---|---|"
     if paper is not None:
-        header += " accuracy (paper) |"
+        header += " accuracy % (paper) |"
         rule += "---|"
     lines = [header, rule]
     for row in acc.itertuples():
         line = (f"| {row.n_features} | {row.n_clusters} | {row.device_clusters} | "
                 f"{row.devices_per_cluster} | {int(row.n_devices)} | {row.separation:g} | "
-                f"{int(row.n_runs)} | "
-                f"{row.mean:.3f} ± {row.std:.3f} |")
+                f"{int(row.n_runs)} | {100 * row.mean:.2f} ± {100 * row.std:.2f} |")
         if paper is not None:
             value = row.paper_value
-            line += f" {value:.2f} |" if np.isfinite(value) else " n/a |"
+            line += f" {100 * value:.2f} ± {100 * row.paper_std:.2f} |" if np.isfinite(value) \
+                else " n/a |"
         lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -65,7 +66,8 @@ def table1_report(runs: pd.DataFrame, targets: dict) -> str:
     ``targets`` is the parsed ``paper_targets.yaml`` (its ``kfed.table1`` entry is used).
     """
     spec = targets["kfed"]["table1"]
-    paper = pd.DataFrame(spec["rows"]).rename(columns={"value": "paper_value"})
+    paper = pd.DataFrame(spec["rows"]).rename(columns={"value": "paper_value",
+                                                       "std": "paper_std"})
     return ("# k-FED, Table 1: accuracy on Gaussian mixtures\n\n"
             + table1_markdown(runs, paper)
             + "\nPaper values: " + spec["provenance"] + "\n")
@@ -80,6 +82,7 @@ def plot_accuracy_vs_separation(runs: pd.DataFrame, *, title: str | None = None)
     summary = summarize_runs(runs, "accuracy", keys)
     fig, axes = new_figure(width=4.2, height=3.0)
     ax = axes[0, 0]
+    planned = _runs_per_point(runs)
     for (d, k, kp, _m0), grp in summary.groupby(keys[:-1], sort=True):
         grp = grp.sort_values("separation")
         line, = ax.plot(grp["separation"], grp["mean"], marker="o", ms=3,
@@ -87,15 +90,16 @@ def plot_accuracy_vs_separation(runs: pd.DataFrame, *, title: str | None = None)
         ax.fill_between(grp["separation"], grp["mean"] - grp["std"],
                         np.minimum(grp["mean"] + grp["std"], 1.0), color=line.get_color(),
                         alpha=0.2, lw=0)
+        annotate_run_counts(ax, grp["separation"], grp["mean"], grp["n_runs"],
+                            expected=planned, color=line.get_color())
     ax.set_xscale("log")
     ax.axvline(1.0, color="grey", lw=0.8, ls=":")
-    ax.set_xlabel("separation c (min over pairs of $c_{rs}$)")
+    ax.set_xlabel("separation c (smallest $c_{rs}$ over active pairs)")
     ax.set_ylabel("accuracy of the induced clustering")
     ax.set_ylim(-0.02, 1.02)
     m0 = sorted(summary["devices_per_cluster"].unique())
-    runs_per_point = int(summary["n_runs"].min())
     ax.set_title(title or f"k-FED on Gaussian mixtures (m0={m0[0] if len(m0) == 1 else m0}, "
-                          f"{runs_per_point} runs)")
+                          f"{planned} runs per point; n= where fewer)")
     ax.legend(loc="lower right", frameon=False)
     return fig
 
@@ -187,7 +191,7 @@ def plot_structured_vs_iid(runs: pd.DataFrame):
         # the ratio spans orders of magnitude and reaches 0 (structured = oracle)
         ax.set_yscale("symlog", linthresh=1e-3)
         ax.set_title(f"{dataset_title(sub, ds)} (oracle k = {_oracle_k(sub, ds)})")
-        ax.set_ylabel(r"$(\phi(k') - \phi^*) / (\tilde\phi(k') - \phi^*)$")
+        ax.set_ylabel(r"$(\phi(k') - \phi^*) / (\tilde\phi(k') - \phi^*)$" + "\n(Eq. 1 costs)")
         ax = axes[1, col]
         _mean_std_line(ax, sub, "device_clusters", "structured_cost_over_oracle",
                        label="structured")
@@ -199,44 +203,58 @@ def plot_structured_vs_iid(runs: pd.DataFrame):
 
 
 def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
-    """Figure 3: k-means cost (over the oracle's) and communication of k-FED and naive
-    distributed k-means, per (k, k') setting."""
+    """Figure 3: k-means cost (over the oracle's) and bytes sent by k-FED (one server round,
+    and the server run to convergence) and naive distributed k-means, against ``k'``, one
+    column per data set; the bars are labelled with rounds (the baseline's as seeding +
+    Lloyd)."""
     datasets = _datasets(runs)
-    keys = ["n_clusters", "device_clusters"]
-    # room for each (k, k') tick label: wider panels when there are many settings
-    most = runs.groupby("dataset")[keys].apply(lambda f: len(f.drop_duplicates())).max()
-    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=max(3.8, 0.62 * most),
+    algorithms = sorted(runs["algorithm"].unique(), key=lambda a: (a != "k-FED", a))
+    most = runs.groupby("dataset")["device_clusters"].nunique().max()
+    fig, axes = new_figure(ncols=len(datasets), nrows=2, width=max(3.8, 0.9 * most * 1.3),
                            height=2.6)
-    algorithms = sorted(runs["algorithm"].unique())
     for col, ds in enumerate(datasets):
         sub = runs[runs["dataset"] == ds]
-        settings = sorted({(int(k), int(kp)) for k, kp in sub[keys].itertuples(index=False)})
-        x = np.arange(len(settings))
+        kps = sorted(int(v) for v in sub["device_clusters"].unique())
+        x = np.arange(len(kps))
         width = 0.8 / len(algorithms)
         for i, algo in enumerate(algorithms):
             mine = sub[sub["algorithm"] == algo]
-            cost = summarize_runs(mine, "cost_over_oracle", keys).set_index(keys).reindex(settings)
-            rounds = summarize_runs(mine, "rounds", keys).set_index(keys).reindex(settings)
-            floats = (mine[mine["metric"].isin(["floats_up", "floats_down"])]
-                      .groupby(keys + ["run"])["value"].sum().groupby(keys).mean()
-                      .reindex(settings))
+            if mine[mine["metric"] == "cost_over_oracle"].empty:
+                continue
+            cost = summarize_runs(mine, "cost_over_oracle", ["device_clusters"]).set_index(
+                "device_clusters").reindex(kps)
+            sent = summarize_runs(mine, "bytes", ["device_clusters"]).set_index(
+                "device_clusters").reindex(kps)
             pos = x - 0.4 + width * (i + 0.5)
-            axes[0, col].errorbar(pos, cost["mean"], yerr=cost["std"], fmt="o", ms=4,
-                                  capsize=2, label=algo)
-            bars = axes[1, col].bar(pos, floats.to_numpy(), width, label=algo)
-            for bar, r in zip(bars, rounds["mean"], strict=True):
-                axes[1, col].annotate(f"{r:.0f}", (bar.get_x() + bar.get_width() / 2,
-                                                   bar.get_height()), ha="center",
-                                      va="bottom", fontsize=6)
-        labels = [f"k={k}\nk'={kp}" for k, kp in settings]
+            drawn = axes[0, col].errorbar(pos, cost["mean"], yerr=cost["std"], fmt="o", ms=4,
+                                          capsize=2, label=algo)
+            annotate_run_counts(axes[0, col], pos, cost["mean"], cost["n_runs"].fillna(0),
+                                expected=_runs_per_point(runs),
+                                color=drawn.lines[0].get_color())
+            bars = axes[1, col].bar(pos, sent["mean"].to_numpy(), width, label=algo)
+            rounds = summarize_runs(mine, "rounds", ["device_clusters"]).set_index(
+                "device_clusters").reindex(kps)["mean"]
+            if mine.loc[mine["metric"] == "lloyd_rounds", "value"].notna().any():
+                seeding = summarize_runs(mine, "seeding_rounds", ["device_clusters"]).set_index(
+                    "device_clusters").reindex(kps)["mean"]
+                lloyd = summarize_runs(mine, "lloyd_rounds", ["device_clusters"]).set_index(
+                    "device_clusters").reindex(kps)["mean"]
+                texts = [f"{s:.0f}+{ll:.0f}" for s, ll in zip(seeding, lloyd, strict=True)]
+            else:
+                texts = [f"{r:.0f}" for r in rounds]
+            for bar, text in zip(bars, texts, strict=True):
+                axes[1, col].annotate(text, (bar.get_x() + bar.get_width() / 2,
+                                             bar.get_height()), ha="center", va="bottom",
+                                      fontsize=6)
         for row in (0, 1):
-            axes[row, col].set_xticks(x, labels, fontsize=7)
+            axes[row, col].set_xticks(x, [str(kp) for kp in kps])
+            axes[row, col].set_xlabel("k' (oracle clusters per device)")
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
-        axes[0, col].set_ylabel(r"k-means cost / $\phi^*$")
-        axes[0, col].set_title(dataset_title(sub, ds))
-        axes[0, col].legend(frameon=False, fontsize=7)
+        axes[0, col].set_ylabel(r"k-means cost (Eq. 1) / $\phi^*$")
+        axes[0, col].set_title(f"{dataset_title(sub, ds)} (oracle k = {_oracle_k(sub, ds)})")
+        axes[0, col].legend(frameon=False, fontsize=6)
         axes[1, col].set_yscale("log")
-        axes[1, col].set_ylabel("floats sent (up + down)\nlabels: rounds")
+        axes[1, col].set_ylabel("bytes sent (up + down)\nlabels: rounds")
     return fig
 
 

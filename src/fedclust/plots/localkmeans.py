@@ -5,22 +5,32 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import dataset_title, integer_ticks, new_figure
+from ._style import dataset_title, integer_ticks, new_figure, plt
 
 __all__ = ["order_local_steps", "normalized_objective", "plot_trajectories",
            "plot_final_sweeps"]
 
 
+#: the label of the dotted line with no aggregation's machines' own objective (Figure 3)
+OWN_OBJECTIVE = "no aggregation, machines' own objective"
+
+
 def order_local_steps(labels) -> list[str]:
-    """``L=1`` first, larger ``L`` next, ``no aggregation`` last."""
+    """``L=1`` first, larger ``L`` next, ``no aggregation`` (and its variants) last."""
     def key(label):
-        return (1, 0) if label == "no aggregation" else (0, int(label.split("=")[1]))
+        if label.startswith("no aggregation"):
+            return (1, len(label))
+        return (0, int(label.split("=")[1]))
     return sorted(set(labels), key=key)
 
 
 def normalized_objective(runs: pd.DataFrame, by, metric: str = "global_objective"):
     """The ``metric`` rows divided by the same trial's final value for ``L=1`` (centralized
-    Lloyd): 1 means centralized Lloyd's result."""
+    Lloyd): 1 means centralized Lloyd's result. ``"global_objective"`` is the cost of every row
+    under the size-weighted aggregate of the machines' centers (the shared centers whenever the
+    machines are synchronized); ``"objective"`` the machines' own (every row to its machine's
+    current centers; for no aggregation, each machine's own clustering). The two agree for
+    ``L=1``, so either is divided by the same reference."""
     obj = runs[runs["metric"] == metric]
     last = obj["iteration"] == obj["n_iter"]
     ref = obj[last & (obj["local_steps"] == "L=1")].set_index(list(by) + ["trial"])["value"]
@@ -31,11 +41,23 @@ def normalized_objective(runs: pd.DataFrame, by, metric: str = "global_objective
     return out
 
 
+def _with_own_objective(runs: pd.DataFrame, normalized: pd.DataFrame, by) -> pd.DataFrame:
+    """``normalized`` plus no aggregation's machines' own objective, labelled
+    :data:`OWN_OBJECTIVE` (divided by centralized Lloyd's final objective, as the rest)."""
+    own = normalized_objective(runs, by, "objective")
+    own = own[own["local_steps"] == "no aggregation"].assign(local_steps=OWN_OBJECTIVE)
+    return pd.concat([normalized, own], ignore_index=True)
+
+
+_LINE_STYLES = {"no aggregation": {"ls": "--", "color": "k"},
+                OWN_OBJECTIVE: {"ls": ":", "color": "0.45"}}
+
+
 def _panel_lines(ax, sub: pd.DataFrame, metric: str, clip):
     for label in order_local_steps(sub["local_steps"].unique()):
         part = sub[(sub["local_steps"] == label) & (sub["metric"] == metric)]
         stats = part.groupby("iteration")["value"].agg(["mean", "std"]).fillna(0.0)
-        style = {"ls": "--", "color": "k"} if label == "no aggregation" else {}
+        style = _LINE_STYLES.get(label, {})
         line, = ax.plot(stats.index, stats["mean"], label=label, lw=1.4, **style)
         ax.fill_between(stats.index, np.clip(stats["mean"] - stats["std"], *clip),
                         np.clip(stats["mean"] + stats["std"], *clip), color=line.get_color(),
@@ -44,17 +66,20 @@ def _panel_lines(ax, sub: pd.DataFrame, metric: str, clip):
 
 def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows=None,
                       cols="dataset", ylabel: str | None = None, log: bool = False,
-                      title: str | None = None):
+                      title: str | None = None, objective: str = "global_objective",
+                      own_objective: bool = False):
     """A metric against the iteration, one line per ``L`` (mean ± std over trials), one panel
     per value of ``rows`` x ``cols`` (column names of ``runs``; ``rows`` may be None).
 
     Figure 1 uses rows = SNR, cols = initialization; Figures 2 and 3 one panel per data set.
-    ``metric="objective / centralized"`` plots the global objective relative to centralized
-    Lloyd's final one (:func:`normalized_objective`).
+    ``metric="objective / centralized"`` plots the ``objective`` column relative to
+    centralized Lloyd's final one (:func:`normalized_objective`); ``own_objective`` adds no
+    aggregation's machines' own objective as a dotted line.
     """
     if metric == "objective / centralized":
         keys = [c for c in (rows, cols) if c]
-        runs = normalized_objective(runs, keys)
+        normalized = normalized_objective(runs, keys, objective)
+        runs = _with_own_objective(runs, normalized, keys) if own_objective else normalized
     row_values = sorted(runs[rows].unique()) if rows else [None]
     col_values = sorted(runs[cols].unique())
     fig, axes = new_figure(ncols=len(col_values), nrows=len(row_values), width=3.2, height=2.5)
@@ -91,28 +116,58 @@ def _sweep_label(sub: pd.DataFrame, sweep: str) -> str:
     return {"snr": "SNR r", "n_clusters": "K", "n_machines": "M"}.get(sweep, sweep)
 
 
+def _curve_steps(labels) -> str:
+    """The ``L`` whose curves Figure 4 draws: L=3 (the paper's), else the smallest ``L > 1``."""
+    ordered = [lab for lab in order_local_steps(labels) if lab not in ("L=1", "no aggregation")]
+    return "L=3" if "L=3" in ordered else (ordered[0] if ordered else order_local_steps(labels)[0])
+
+
+_MARKERS = {"L=1": "s", "no aggregation": "x"}
+
+
 def plot_final_sweeps(runs: pd.DataFrame):
-    """Figure 4: misclustering after T iterations as the SNR, K or M varies, one panel per
-    sweep, one line per ``L`` (mean ± std over trials)."""
+    """Figure 4 (App. B.2): one column per sweep (SNR, K, M). Top: misclustering against the
+    iteration for ``L = 3`` with LocalKMeans++ (as the paper draws it), one line per swept
+    value (mean over trials). Bottom: misclustering after ``T`` iterations against the swept
+    value for every ``L`` (mean ± std; the ``L`` are offset sideways so none hides another)."""
     sweeps = [s for s in ("snr", "n_clusters", "n_machines") if s in set(runs["sweep"])]
-    fig, axes = new_figure(ncols=len(sweeps), width=3.2, height=2.6)
-    final = runs[(runs["metric"] == "misclustering") & (runs["iteration"] == runs["n_iter"])]
-    for letter, ax, sweep in zip("abc"[:len(sweeps)], axes[0], sweeps, strict=True):
-        sub = final[final["sweep"] == sweep]
-        for label in order_local_steps(sub["local_steps"].unique()):
-            stats = sub[sub["local_steps"] == label].groupby(sweep)["value"].agg(
+    fig, axes = new_figure(ncols=len(sweeps), nrows=2, width=3.3, height=2.6)
+    mis = runs[runs["metric"] == "misclustering"]
+    curve_L = _curve_steps(mis["local_steps"].unique())
+    for col, (letter, sweep) in enumerate(zip("abc", sweeps, strict=False)):
+        sub = mis[mis["sweep"] == sweep]
+        values = sorted(sub[sweep].unique())
+        colors = plt.cm.viridis(np.linspace(0.0, 0.9, len(values)))
+        ax = axes[0, col]
+        for color, value in zip(colors, values, strict=True):
+            part = sub[(sub[sweep] == value) & (sub["local_steps"] == curve_L)]
+            stats = part.groupby("iteration")["value"].mean()
+            ax.plot(stats.index, stats.to_numpy(), color=color, lw=1.3, label=f"{value:g}")
+        ax.set_title(f"({letter}) {curve_L}, varying {_sweep_label(sub, sweep)}", loc="left",
+                     fontsize=8)
+        ax.set_xlabel("iteration t")
+        ax.set_ylabel("misclustering rate")
+        integer_ticks(ax.xaxis)
+        ax.legend(frameon=False, fontsize=6, title=sweep.replace("n_", ""), title_fontsize=6)
+        ax = axes[1, col]
+        final = sub[sub["iteration"] == sub["n_iter"]]
+        labels = order_local_steps(final["local_steps"].unique())
+        spread = 0.12 * (np.min(np.diff(values)) if len(values) > 1 else 1.0)
+        for i, label in enumerate(labels):
+            stats = final[final["local_steps"] == label].groupby(sweep)["value"].agg(
                 ["mean", "std"]).fillna(0.0)
+            offset = i - (len(labels) - 1) / 2
+            xs = stats.index.to_numpy(dtype=float)
+            # side by side: a fixed step (a fixed factor on the log axis of M)
+            xs = xs * 2 ** (0.08 * offset) if sweep == "n_machines" else xs + offset * spread
             style = {"ls": "--", "color": "k"} if label == "no aggregation" else {}
-            # a rate cannot go below 0: clip the lower error bar there
             below = stats["mean"] - np.maximum(stats["mean"] - stats["std"], 0.0)
-            ax.errorbar(stats.index, stats["mean"], yerr=[below, stats["std"]], marker="o",
-                        ms=3, capsize=2, label=label, **style)
+            ax.errorbar(xs, stats["mean"], yerr=[below, stats["std"]],
+                        marker=_MARKERS.get(label, "o"), ms=3, capsize=2, label=label, **style)
         ax.set_xlabel(_sweep_label(sub, sweep))
         ax.set_ylabel("misclustering after T iterations")
-        ax.set_title(f"({letter})", loc="left", fontsize=9)
         if sweep == "n_machines":
             ax.set_xscale("log", base=2)
-        values = sorted(sub[sweep].unique())
         ax.set_xticks(values, [f"{v:g}" for v in values])
-    axes[0, 0].legend(frameon=False, fontsize=7)
+    axes[1, 0].legend(frameon=False, fontsize=7)
     return fig

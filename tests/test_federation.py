@@ -109,3 +109,21 @@ def test_weights_and_topology_travel_with_the_rows(rng):
     negative = Federation.from_devices(X, devices, sample_weight=-w + 3,
                                        allow_negative_weights=True)
     assert (negative.weights < 0).any()
+
+
+def test_rows_already_sorted_by_device_are_not_copied(rng):
+    X = rng.standard_normal((50, 3))
+    sorted_fed = Federation.from_devices(X, np.repeat([2, 5, 9], [10, 25, 15]))
+    assert sorted_fed.X is X and (sorted_fed.order == np.arange(50)).all()
+    devices = rng.integers(0, 4, size=50)
+    shuffled = Federation.from_devices(X, devices)
+    np.testing.assert_array_equal(shuffled.X, X[np.argsort(devices, kind="stable")])
+
+
+def test_huge_finite_values_are_not_mistaken_for_infinite():
+    from fedclust._validation import check_data
+    X = np.full((4, 2), 1e308)  # the sum overflows; every entry is finite
+    assert check_data(X) is X
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        check_data(X)

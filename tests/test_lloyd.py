@@ -24,8 +24,8 @@ def test_assign_matches_brute_force(rng):
     np.testing.assert_allclose(sq, ref_sq, rtol=1e-9, atol=1e-9)
 
 
-def test_assign_chunking_and_mask(rng, monkeypatch):
-    monkeypatch.setattr(kernel, "_CHUNK_ELEMENTS", 13)  # many tiny chunks
+def test_assign_blocks_and_mask(rng, monkeypatch):
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", 3)  # many tiny blocks, dealt to several tasks
     X = rng.standard_normal((101, 3))
     C = rng.standard_normal((5, 3))
     mask = np.array([True, False, True, False, True])
@@ -36,9 +36,9 @@ def test_assign_chunking_and_mask(rng, monkeypatch):
     np.testing.assert_allclose(sq, ref_sq, atol=1e-9)
 
 
-@pytest.mark.parametrize("chunk_elements", [2**22, 7])
-def test_assign_by_device_matches_per_device_brute_force(rng, monkeypatch, chunk_elements):
-    monkeypatch.setattr(kernel, "_CHUNK_ELEMENTS", chunk_elements)
+@pytest.mark.parametrize("block_rows", [256, 2])
+def test_assign_by_device_matches_per_device_brute_force(rng, monkeypatch, block_rows):
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", block_rows)
     sizes = [5, 1, 12, 12, 3, 40]
     devices = np.repeat(np.arange(len(sizes)), sizes)
     X = rng.standard_normal((sum(sizes), 4))
@@ -95,7 +95,11 @@ def test_empty_cluster_keeps_its_center():
     assert totals.tolist() == [2, 2, 0]
 
 
-def test_lloyd_by_device_equals_independent_runs(rng):
+@pytest.mark.parametrize("block_rows", [256, 4])
+def test_lloyd_by_device_equals_independent_runs(rng, monkeypatch, block_rows):
+    # 4-row blocks split the large devices over several tasks (their sums then meet in private
+    # partials); 256-row blocks keep every device inside one task
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", block_rows)
     sizes = [30, 7, 55, 30]
     devices = np.repeat(np.arange(4), sizes)
     X = rng.standard_normal((sum(sizes), 3)) + 3 * devices[:, None]
@@ -148,3 +152,49 @@ def test_lloyd_reports_every_iteration(rng):
     result = lloyd(X, X[:3], on_iteration=lambda t, c, labels, sq: seen.append((t, sq.sum())))
     assert [t for t, _ in seen] == list(range(result.n_iter + 1))
     assert seen[-1][1] == pytest.approx(result.inertia)
+
+
+@pytest.mark.parametrize("block_rows", [256, 5])
+def test_weighted_lloyd_sums_match_an_independent_computation(rng, monkeypatch, block_rows):
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", block_rows)
+    X = rng.standard_normal((203, 6))
+    w = rng.random(203)
+    init = X[:5].copy()
+    result = lloyd(X, init, weights=w, max_iter=1)
+    first = brute_force_assign(X, init)[0]
+    expected = np.stack([np.average(X[first == j], axis=0, weights=w[first == j])
+                         for j in range(5)])
+    np.testing.assert_allclose(result.centers, expected, rtol=1e-12)
+    labels = brute_force_assign(X, expected)[0]
+    np.testing.assert_allclose(result.cluster_weights, np.bincount(labels, w, minlength=5))
+
+
+def test_segment_sums_match_np_add_at(rng):
+    X = rng.standard_normal((1000, 4))
+    segments = rng.integers(0, 37, size=1000)
+    w = rng.standard_normal(1000)
+    sums, totals = kernel.segment_sums(X, segments, 40, w)
+    expected = np.zeros((40, 4))
+    np.add.at(expected, segments, w[:, None] * X)
+    np.testing.assert_allclose(sums, expected, atol=1e-12)
+    np.testing.assert_allclose(totals, np.bincount(segments, w, minlength=40), atol=1e-12)
+    assert sums[37:].sum() == 0.0
+
+
+def test_float32_data_stays_float32_and_agrees_with_float64(rng):
+    centers = rng.standard_normal((6, 20)) * 10
+    X = (centers[rng.integers(0, 6, size=2000)] + rng.standard_normal((2000, 20)))
+    result32 = lloyd(X.astype(np.float32), centers)
+    result64 = lloyd(X, centers)
+    assert result32.centers.dtype == np.float32 and result32.sq_distances.dtype == np.float32
+    assert np.array_equal(result32.labels, result64.labels)
+    np.testing.assert_allclose(result32.centers, result64.centers, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(result32.inertia, result64.inertia, rtol=1e-5)
+
+
+def test_sq_distances_to_given_centers(rng):
+    X = rng.standard_normal((300, 5))
+    C = rng.standard_normal((4, 5))
+    labels = rng.integers(0, 4, size=300)
+    np.testing.assert_allclose(kernel.sq_distances_to(X, C, labels),
+                               ((X - C[labels]) ** 2).sum(axis=1), rtol=1e-12)

@@ -16,14 +16,22 @@ def fake_snakemake(tmp_path, threads=1):
                            threads=threads)
 
 
-def test_logs_progress_and_threads_go_where_they_should(tmp_path):
+def test_logs_progress_and_threads_go_where_they_should(tmp_path, monkeypatch):
+    import os
+
+    import numba
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # restored after the test
+    threads_before = numba.get_num_threads()
     with job(fake_snakemake(tmp_path, threads=1)) as log:
         log.info("hello")
         blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
         assert all(p["num_threads"] == 1 for p in blas)
+        assert numba.get_num_threads() == 1  # the kernel's threads too
         for _ in progress(range(3), desc="counting", interval=0.0):
             pass
         print("stray", file=sys.stderr)
+    numba.set_num_threads(threads_before)
     text = (tmp_path / "logs" / "toy.log").read_text()
     assert "rule toy_rule: 1 thread(s)" in text and "hello" in text
     assert "counting: done 3/3 it (100%)" in text and "stray" in text

@@ -123,3 +123,39 @@ def test_initial_centers_validates_the_init_parameter(rng):
     comm = Communication()
     np.testing.assert_array_equal(initial_centers(given, fed, 4, None, comm), given)
     assert comm["rounds"] == 0
+
+
+def test_kmeans_plusplus_by_device_finds_every_cluster_of_every_device(rng):
+    from fedclust.seeding import kmeans_plusplus_by_device
+    centers = 50.0 * rng.standard_normal((12, 4))
+    per_device = [3, 1, 4, 4]  # clusters held by each device, seeded with as many centers
+    X, devices, truth = [], [], []
+    start = 0
+    for z, k in enumerate(per_device):
+        labels = np.repeat(np.arange(start, start + k), 30)
+        X.append(centers[labels] + rng.standard_normal((len(labels), 4)))
+        devices.append(np.full(len(labels), z))
+        truth.append(labels)
+        start += k
+    fed = Federation.from_devices(np.vstack(X), np.concatenate(devices))
+    truth = np.concatenate(truth)[fed.order]
+    rows = kmeans_plusplus_by_device(fed, np.array(per_device), random_state=0)
+    assert rows.shape == (4, 4)
+    for z, k in enumerate(per_device):
+        chosen = rows[z, :k]
+        assert (rows[z, k:] == -1).all()
+        assert ((chosen >= fed.offsets[z]) & (chosen < fed.offsets[z + 1])).all()
+        # greedy k-means++ on well-separated clusters takes one seed from each
+        assert sorted(truth[chosen]) == sorted(set(truth[fed.offsets[z]:fed.offsets[z + 1]]))
+
+
+def test_kmeans_plusplus_by_device_never_draws_zero_weight_and_names_a_short_device(rng):
+    from fedclust.seeding import kmeans_plusplus_by_device
+    X = rng.standard_normal((10, 2))
+    w = np.array([0, 0, 1, 1, 1, 0, 1, 0, 0, 1], dtype=float)
+    fed = Federation.from_devices(X, np.repeat([7, 8], 5), sample_weight=w)
+    for seed in range(20):
+        rows = kmeans_plusplus_by_device(fed, np.array([3, 2]), random_state=seed)
+        assert (fed.weights[rows.ravel()] > 0).all()
+    with pytest.raises(ValueError, match="n_clusters=3 on device 8 exceeds its 2 rows"):
+        kmeans_plusplus_by_device(fed, np.array([3, 3]))

@@ -1,10 +1,20 @@
 """The one Lloyd / assignment kernel that every algorithm shares.
 
-Distances use the GEMM form ``||x||^2 - 2 x.c + ||c||^2`` and are computed in row chunks, so
-memory stays bounded whatever ``n``. Centroid updates, for all devices and clusters at once, are
-segment sums done as one sparse matrix product. Per-device variants work on a
-:class:`~fedclust.federation.Federation`, whose rows are sorted by device: each device's
-assignment is one BLAS GEMM on a contiguous view. No Python loop ever runs over points.
+Every assignment and every Lloyd pass runs through one compiled function (numba), parallel over
+row blocks on all cores. A block is at most ``_BLOCK_ROWS`` rows of one *center set* (the single
+set of centers of :func:`assign`, or one device's centers in the per-device variants): its
+``x.c`` products are one single-threaded BLAS GEMM into a block-sized buffer, and the argmin,
+the squared distance and (in a Lloyd pass) the weighted per-cluster sums are taken while the
+block is still in cache. Nothing of size ``n x k`` is ever materialized. The blocks are dealt
+to a few tasks of about equal rows; a task keeps its own partial sums over the clusters it
+touches, so threads never write the same memory and the sums need no sparse matrix. A
+:class:`~fedclust.federation.Federation` stores its rows sorted by device, so the per-device
+variants are the same pass with one center set per device: all devices at once, in one call.
+(Measured against the alternatives in ``benchmarks/bench_kernel.py``: numpy's chunked GEMM,
+a padded batched ``np.matmul`` over devices, scikit-learn's Lloyd.)
+
+Distances use the GEMM form ``||x||^2 - 2 x.c + ||c||^2``; float32 data stays float32 in the
+GEMM (as in scikit-learn) while sums are accumulated in float64.
 
 Conventions
 -----------
@@ -19,6 +29,7 @@ Conventions
   their total weight is positive. A cluster whose total weight is zero or negative has no
   minimizing mean (the weighted cost is then not bounded below) and keeps its previous center,
   like an empty cluster. Seeding (:mod:`fedclust.seeding`) never draws a row of weight <= 0.
+* Ties go to the lowest center index (as ``np.argmin``).
 * Lloyd stops at a fixed point (an assignment step that changes no label) or after
   ``max_iter`` update steps; ``n_iter`` counts update steps.
 """
@@ -28,9 +39,10 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
+from numba import njit, prange
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from .federation import Federation
 
@@ -40,6 +52,7 @@ __all__ = [
     "assign",
     "assign_by_device",
     "segment_sums",
+    "sq_distances_to",
     "update_centers",
     "lloyd",
     "lloyd_by_device",
@@ -47,10 +60,26 @@ __all__ = [
     "DeviceLloydResult",
 ]
 
-# about 32 MB of float64 per temporary distance block
-_CHUNK_ELEMENTS = 2**22
+# rows per block: 256 rows of 784 float64 are 1.6 MB, within a core's L2 cache (measured best of
+# 64..2048 in benchmarks/bench_kernel.py on 2 cores)
+_BLOCK_ROWS = 256
+# fast-math without nnan/ninf: masked centers are +inf and must stay so; reassociation lets the
+# compiler vectorize the row-norm and sum reductions
+_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
+# tasks per thread: a few, so that uneven blocks (small devices) still balance
+_TASKS_PER_THREAD = 4
 # below this mean number of rows per device, per-device BLAS calls run single-threaded
 _SMALL_DEVICE_ROWS = 4096
+
+_controller: ThreadpoolController | None = None
+
+
+def _single_threaded_blas():
+    """BLAS limited to one thread: the kernel's own threads call it, one block each."""
+    global _controller
+    if _controller is None:  # scanning the loaded libraries costs ~5 ms: do it once
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")
 
 
 def per_device_blas(federation: Federation):
@@ -69,20 +98,194 @@ def squared_norms(X: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
-def _nearest(dots: np.ndarray, x_sq: np.ndarray, c_sq: np.ndarray):
-    """Labels and squared distances from the ``x.c`` products (last axis runs over centers)."""
-    d2 = c_sq - 2.0 * dots
-    labels = np.argmin(d2, axis=-1)
-    best = np.take_along_axis(d2, labels[..., None], axis=-1)[..., 0] + x_sq
-    # cancellation in the GEMM form can give tiny negatives
-    return labels, np.maximum(best, 0.0)
+# --------------------------------------------------------------------------- compiled kernel
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _pass_kernel(X, x_sq, compute_x_sq, w, weighted, centers_t, c_sq, block_start, block_stop,
+                 block_set, task_bounds, task_lo, part_off, do_sums, labels, sq, part_sums,
+                 part_tot):  # pragma: no cover (compiled; its wrappers are tested)
+    k = c_sq.shape[1]
+    d = X.shape[1]
+    for t in prange(len(task_bounds) - 1):
+        for b in range(task_bounds[t], task_bounds[t + 1]):
+            s = block_start[b]
+            z = block_set[b]
+            dots = np.dot(X[s:block_stop[b]], centers_t[z])
+            base = part_off[t] + (z - task_lo[t]) * k
+            for i in range(block_stop[b] - s):
+                row = s + i
+                if compute_x_sq:
+                    acc = 0.0
+                    for f in range(d):
+                        acc += X[row, f] * X[row, f]
+                    x_sq[row] = acc
+                best = np.inf
+                arg = 0
+                for j in range(k):
+                    v = c_sq[z, j] - 2.0 * dots[i, j]
+                    if v < best:
+                        best = v
+                        arg = j
+                labels[row] = arg
+                # cancellation in the GEMM form can give tiny negatives
+                dist = best + x_sq[row]
+                sq[row] = dist if dist > 0.0 else 0.0
+                if do_sums:
+                    wi = w[row] if weighted else 1.0
+                    seg = base + arg
+                    part_tot[seg] += wi
+                    for f in range(d):
+                        part_sums[seg, f] += wi * X[row, f]
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _segment_sums_kernel(X, w, weighted, segments, task_bounds, part_sums,
+                         part_tot):  # pragma: no cover (compiled; its wrapper is tested)
+    d = X.shape[1]
+    for t in prange(len(task_bounds) - 1):
+        for row in range(task_bounds[t], task_bounds[t + 1]):
+            wi = w[row] if weighted else 1.0
+            seg = segments[row]
+            part_tot[t, seg] += wi
+            for f in range(d):
+                part_sums[t, seg, f] += wi * X[row, f]
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _labelled_kernel(X, centers, labels, out):  # pragma: no cover (compiled; tested via wrapper)
+    d = X.shape[1]
+    for i in prange(X.shape[0]):
+        acc = 0.0
+        c = labels[i]
+        for f in range(d):
+            diff = X[i, f] - centers[c, f]
+            acc += diff * diff
+        out[i] = acc
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a pass deals rows to blocks and blocks to tasks.
+
+    Block ``b`` is rows ``block_start[b]:block_stop[b]`` of center set ``block_set[b]``; task
+    ``t`` runs blocks ``task_bounds[t]:task_bounds[t + 1]``, which touch the center sets
+    ``task_lo[t]..task_hi[t]``. ``private`` is True when two tasks touch the same set: their
+    sums then go to private partials that are added afterwards.
+    """
+
+    block_start: np.ndarray
+    block_stop: np.ndarray
+    block_set: np.ndarray
+    task_bounds: np.ndarray
+    task_lo: np.ndarray
+    task_hi: np.ndarray
+    private: bool
+
+
+def _plan(offsets: np.ndarray) -> _Plan:
+    """Blocks of at most ``_BLOCK_ROWS`` rows of one set each, dealt to tasks of about equal rows.
+
+    ``offsets`` are CSR offsets: set ``z`` (one device, or the single set of :func:`assign`)
+    owns rows ``offsets[z]:offsets[z + 1]``.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    sizes = np.diff(offsets)
+    n = int(offsets[-1])
+    per_set = -(-sizes // _BLOCK_ROWS)
+    block_set = np.repeat(np.arange(len(sizes), dtype=np.int64), per_set)
+    first_block = np.concatenate([[0], np.cumsum(per_set)]).astype(np.int64)
+    within = np.arange(len(block_set), dtype=np.int64) - first_block[block_set]
+    block_start = offsets[block_set] + within * _BLOCK_ROWS
+    block_stop = np.minimum(block_start + _BLOCK_ROWS, offsets[block_set + 1])
+    n_blocks = len(block_set)
+    n_tasks = max(1, min(n_blocks, numba.get_num_threads() * _TASKS_PER_THREAD))
+    bounds = np.searchsorted(block_start, n * np.arange(1, n_tasks) / n_tasks)
+    if n_blocks and sizes.max() <= n / n_tasks:
+        # small sets: cut tasks only between sets, so that no set is shared by two tasks
+        bounds = first_block[block_set[np.minimum(bounds, n_blocks - 1)]]
+    bounds = np.unique(np.concatenate([[0], bounds, [n_blocks]])).astype(np.int64)
+    task_lo = block_set[bounds[:-1]] if n_blocks else np.zeros(0, np.int64)
+    task_hi = block_set[bounds[1:] - 1] if n_blocks else np.zeros(0, np.int64)
+    private = bool(np.any(task_lo[1:] <= task_hi[:-1]))
+    return _Plan(block_start, block_stop, block_set, bounds, task_lo, task_hi, private)
+
+
+def _floating(X) -> np.ndarray:
+    """``X`` as a C-contiguous float32 or float64 array (float32 stays float32)."""
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return np.ascontiguousarray(X)
 
 
 def _center_sq_norms(centers: np.ndarray, center_mask: np.ndarray | None) -> np.ndarray:
-    c_sq = np.einsum("...kd,...kd->...k", centers, centers)
+    c_sq = np.einsum("...kd,...kd->...k", centers, centers).astype(np.float64)
     if center_mask is not None:
         c_sq = np.where(center_mask, c_sq, np.inf)
     return c_sq
+
+
+@dataclass
+class _PassResult:
+    labels: np.ndarray      # (n,) index in [0, k) of the nearest center of the row's set
+    sq: np.ndarray          # (n,) squared distance to it
+    sums: np.ndarray | None    # (n_sets * k, d) float64 weighted sums of every cluster's rows
+    totals: np.ndarray | None  # (n_sets * k,) float64 weight of every cluster
+
+
+def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
+              sums: bool = False) -> _PassResult:
+    """One pass over ``X``: nearest center of every row among its set's ``centers`` (shape
+    ``(n_sets, k, d)``) and, with ``sums=True``, every cluster's weighted sum and weight.
+
+    ``x_sq`` is None (computed in the pass) or the rows' squared norms.
+    """
+    n, d = X.shape
+    n_sets, k, _ = centers.shape
+    centers_t = np.ascontiguousarray(np.swapaxes(centers.astype(X.dtype, copy=False), 1, 2))
+    c_sq = _center_sq_norms(centers, center_mask).reshape(n_sets, k)
+    compute_x_sq = x_sq is None
+    x_sq = np.empty(n, dtype=np.float64) if compute_x_sq else np.asarray(x_sq, np.float64)
+    w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64)
+    labels = np.empty(n, dtype=np.int64)
+    sq = np.empty(n, dtype=X.dtype)
+    n_tasks = len(plan.task_bounds) - 1
+    if not sums:
+        part_sums, part_tot, part_off = np.zeros((1, 1)), np.zeros(1), np.zeros(n_tasks, np.int64)
+    elif plan.private:
+        spans = (plan.task_hi - plan.task_lo + 1) * k
+        part_off = np.concatenate([[0], np.cumsum(spans)[:-1]]).astype(np.int64)
+        part_sums, part_tot = np.zeros((spans.sum(), d)), np.zeros(spans.sum())
+    else:
+        part_off = plan.task_lo * k
+        part_sums, part_tot = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
+    with _single_threaded_blas():
+        _pass_kernel(X, x_sq, compute_x_sq, w, weights is not None, centers_t, c_sq,
+                     plan.block_start, plan.block_stop, plan.block_set, plan.task_bounds,
+                     plan.task_lo, part_off, sums, labels, sq, part_sums, part_tot)
+    if not sums:
+        return _PassResult(labels, sq, None, None)
+    if plan.private:
+        totals_sums, totals = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
+        for t in range(n_tasks):  # a few tasks, each adding its block of clusters
+            lo, span = plan.task_lo[t] * k, (plan.task_hi[t] - plan.task_lo[t] + 1) * k
+            totals_sums[lo:lo + span] += part_sums[part_off[t]:part_off[t] + span]
+            totals[lo:lo + span] += part_tot[part_off[t]:part_off[t] + span]
+        part_sums, part_tot = totals_sums, totals
+    return _PassResult(labels, sq, part_sums, part_tot)
+
+
+def _means(sums: np.ndarray, totals: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Lloyd's update from a pass's sums: a cluster of total weight <= 0 keeps its center."""
+    flat = previous.reshape(-1, previous.shape[-1])
+    centers = flat.copy()
+    filled = totals > 0
+    centers[filled] = sums[filled] / totals[filled, None]
+    return centers.reshape(previous.shape)
+
+
+# --------------------------------------------------------------------------- public API
 
 
 def assign(X: np.ndarray, centers: np.ndarray, *, x_sq: np.ndarray | None = None,
@@ -94,7 +297,7 @@ def assign(X: np.ndarray, centers: np.ndarray, *, x_sq: np.ndarray | None = None
     X : ndarray of shape (n, d)
     centers : ndarray of shape (k, d)
     x_sq : ndarray of shape (n,), optional
-        Precomputed :func:`squared_norms` of ``X``.
+        Precomputed :func:`squared_norms` of ``X`` (otherwise computed in the same pass).
     center_mask : ndarray of shape (k,) of bool, optional
         Centers marked False are never chosen.
 
@@ -102,31 +305,29 @@ def assign(X: np.ndarray, centers: np.ndarray, *, x_sq: np.ndarray | None = None
     -------
     labels : ndarray of shape (n,) of int64
     sq_distances : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [9.0, 9.0]])
+    >>> labels, sq = assign(X, np.array([[0.0, 0.5], [9.0, 9.0]]))
+    >>> labels.tolist(), sq.tolist()
+    ([0, 0, 1], [0.25, 0.25, 0.0])
     """
-    X = np.asarray(X)
+    X = _floating(X)
     centers = np.asarray(centers, dtype=X.dtype)
-    if x_sq is None:
-        x_sq = squared_norms(X)
-    c_sq = _center_sq_norms(centers, center_mask)
-    n, k = X.shape[0], centers.shape[0]
-    labels = np.empty(n, dtype=np.int64)
-    sq = np.empty(n, dtype=X.dtype)
-    step = max(1, _CHUNK_ELEMENTS // max(k, 1))
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        labels[start:stop], sq[start:stop] = _nearest(X[start:stop] @ centers.T,
-                                                      x_sq[start:stop], c_sq)
-    return labels, sq
+    mask = None if center_mask is None else np.asarray(center_mask)[None]
+    result = _run_pass(X, x_sq, centers[None], _plan(np.array([0, X.shape[0]])),
+                       center_mask=mask)
+    return result.labels, result.sq
 
 
 def assign_by_device(federation: Federation, centers: np.ndarray, *,
                      center_mask: np.ndarray | None = None, x_sq: np.ndarray | None = None):
     """Nearest center of every row among the centers of the row's own device.
 
-    Each device's rows are a contiguous slice of the federation, so every device costs one
-    chunked GEMM on a view of its rows. (Batching padded blocks of devices through one
-    ``np.matmul`` was measured no faster and needs a padded copy of ``X``; see
-    ``benchmarks/bench_kernel.py``.)
+    All devices in one pass of the kernel: each device's rows are a contiguous slice of the
+    federation, cut into blocks that each meet only their own device's centers.
 
     Parameters
     ----------
@@ -143,20 +344,20 @@ def assign_by_device(federation: Federation, centers: np.ndarray, *,
         Index in ``[0, k)`` of the nearest center of the row's device, sorted-row order.
     sq_distances : ndarray of shape (n_samples,)
     """
-    X = federation.X
-    centers = np.asarray(centers, dtype=X.dtype)
-    if x_sq is None:
-        x_sq = squared_norms(X)
-    labels = np.empty(federation.n_samples, dtype=np.int64)
-    sq = np.empty(federation.n_samples, dtype=X.dtype)
-    offsets = federation.offsets
-    with per_device_blas(federation):
-        for z in range(federation.n_devices):
-            rows = slice(offsets[z], offsets[z + 1])
-            mask = None if center_mask is None else center_mask[z]
-            labels[rows], sq[rows] = assign(X[rows], centers[z], x_sq=x_sq[rows],
-                                            center_mask=mask)
-    return labels, sq
+    X = _floating(federation.X)
+    result = _run_pass(X, x_sq, np.asarray(centers, dtype=X.dtype), _plan(federation.offsets),
+                       center_mask=center_mask)
+    return result.labels, result.sq
+
+
+def sq_distances_to(X: np.ndarray, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Squared distance of every row to its given center ``centers[labels[i]]``, without the
+    ``n x d`` temporary of ``X - centers[labels]``."""
+    X = _floating(X)
+    centers = np.ascontiguousarray(centers, dtype=X.dtype)
+    out = np.empty(X.shape[0], dtype=np.float64)
+    _labelled_kernel(X, centers, np.asarray(labels, dtype=np.int64), out)
+    return out
 
 
 def segment_sums(X: np.ndarray, segments: np.ndarray, n_segments: int,
@@ -167,13 +368,20 @@ def segment_sums(X: np.ndarray, segments: np.ndarray, n_segments: int,
     -------
     sums : ndarray of shape (n_segments, d)
     totals : ndarray of shape (n_segments,)
+        In ``X``'s dtype (accumulated in float64).
     """
-    n = X.shape[0]
-    w = np.ones(n, dtype=X.dtype) if weights is None else np.asarray(weights, dtype=X.dtype)
-    indicator = sp.csr_matrix((w, (segments, np.arange(n))), shape=(n_segments, n))
-    sums = np.asarray(indicator @ X)
-    totals = np.bincount(segments, weights=w, minlength=n_segments).astype(X.dtype)
-    return sums, totals
+    X = _floating(X)
+    n, d = X.shape
+    segments = np.asarray(segments, dtype=np.int64)
+    # one partial per task; with many segments, fewer tasks keep the partials small
+    n_tasks = max(1, min(numba.get_num_threads(), n // _BLOCK_ROWS,
+                         2**24 // max(n_segments * (d + 1), 1)))
+    bounds = (n * np.arange(n_tasks + 1) // n_tasks).astype(np.int64)
+    part_sums = np.zeros((n_tasks, n_segments, d))
+    part_tot = np.zeros((n_tasks, n_segments))
+    w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64)
+    _segment_sums_kernel(X, w, weights is not None, segments, bounds, part_sums, part_tot)
+    return part_sums.sum(axis=0).astype(X.dtype), part_tot.sum(axis=0).astype(X.dtype)
 
 
 def update_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
@@ -190,12 +398,10 @@ def update_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
     totals : ndarray of the leading shape of ``previous``
         Number (or weight) of points in every cluster.
     """
-    flat = previous.reshape(-1, previous.shape[-1])
-    sums, totals = segment_sums(X, labels, flat.shape[0], weights)
-    nonempty = totals > 0
-    centers = flat.copy()
-    centers[nonempty] = sums[nonempty] / totals[nonempty, None]
-    return centers.reshape(previous.shape), totals.reshape(previous.shape[:-1])
+    n_segments = int(np.prod(previous.shape[:-1]))
+    sums, totals = segment_sums(X, labels, n_segments, weights)
+    centers = _means(sums, totals, previous).astype(previous.dtype, copy=False)
+    return centers, totals.reshape(previous.shape[:-1])
 
 
 @dataclass
@@ -222,6 +428,9 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
           max_iter: int = 300, on_iteration=None) -> LloydResult:
     """Lloyd's algorithm from ``init``: alternate update and assignment steps.
 
+    Every iteration is one pass of the kernel: the assignment to the current centers and the
+    sums that the next update divides.
+
     Parameters
     ----------
     X : ndarray of shape (n, d)
@@ -241,30 +450,36 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     LloydResult
         ``labels`` and ``sq_distances`` refer to the returned centers; ``sq_distances`` are
         unweighted, ``inertia`` and ``cluster_weights`` weighted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> result = lloyd(X, np.array([[0.0], [1.0]]))
+    >>> result.centers.ravel().tolist(), result.labels.tolist(), result.converged
+    ([0.5, 10.5], [0, 0, 1, 1], True)
     """
-    X = np.asarray(X)
+    X = _floating(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
-    x_sq = squared_norms(X)
-    labels, sq = assign(X, centers, x_sq=x_sq)
+    plan = _plan(np.array([0, X.shape[0]]))
+    x_sq = squared_norms(X).astype(np.float64)
+    step = _run_pass(X, x_sq, centers[None], plan, weights=weights, sums=True)
     if on_iteration is not None:
-        on_iteration(0, centers, labels, sq)
+        on_iteration(0, centers, step.labels, step.sq)
     converged = False
     n_iter = 0
-    totals = None
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        centers, totals = update_centers(X, labels, centers, weights)
-        new_labels, sq = assign(X, centers, x_sq=x_sq)
+        centers = _means(step.sums, step.totals, centers)
+        new = _run_pass(X, x_sq, centers[None], plan, weights=weights, sums=True)
         if on_iteration is not None:
-            on_iteration(n_iter, centers, new_labels, sq)
-        if np.array_equal(new_labels, labels):
+            on_iteration(n_iter, centers, new.labels, new.sq)
+        same = np.array_equal(new.labels, step.labels)
+        step = new
+        if same:
             converged = True
             break
-        labels = new_labels
-    labels = new_labels if max_iter > 0 else labels
-    w = np.ones(len(labels)) if weights is None else weights
-    cluster_weights = np.bincount(labels, weights=w, minlength=centers.shape[0])
-    return LloydResult(centers=centers, labels=labels, sq_distances=sq,
-                       cluster_weights=cluster_weights, n_iter=n_iter, converged=converged,
+    return LloydResult(centers=centers, labels=step.labels, sq_distances=step.sq,
+                       cluster_weights=step.totals, n_iter=n_iter, converged=converged,
                        weights=None if weights is None else np.asarray(weights))
 
 
@@ -291,6 +506,8 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
                     weights: np.ndarray | None = None) -> DeviceLloydResult:
     """Lloyd's algorithm run independently on every device, all devices in lock-step.
 
+    Every iteration is one pass of the kernel over all devices.
+
     Parameters
     ----------
     federation : Federation
@@ -303,28 +520,28 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     weights : ndarray of shape (n_samples,), optional
         Row weights in the federation's sorted order (default: ``federation.weights``).
     """
-    X = federation.X
+    X = _floating(federation.X)
     if weights is None:
         weights = federation.weights
     Z, k, _ = init.shape
     centers = np.array(init, dtype=X.dtype, copy=True)
+    plan = _plan(federation.offsets)
     if x_sq is None:
-        x_sq = squared_norms(X)
-    segment_base = federation.device_of_row * k
-    labels, sq = assign_by_device(federation, centers, center_mask=center_mask, x_sq=x_sq)
+        x_sq = squared_norms(X).astype(np.float64)
+    step = _run_pass(X, x_sq, centers, plan, center_mask=center_mask, weights=weights, sums=True)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        centers, _ = update_centers(X, segment_base + labels, centers, weights)
-        new_labels, sq = assign_by_device(federation, centers, center_mask=center_mask, x_sq=x_sq)
-        if np.array_equal(new_labels, labels):
+        centers = _means(step.sums, step.totals, centers)
+        new = _run_pass(X, x_sq, centers, plan, center_mask=center_mask, weights=weights,
+                        sums=True)
+        same = np.array_equal(new.labels, step.labels)
+        step = new
+        if same:
             converged = True
             break
-        labels = new_labels
-    if max_iter > 0:
-        labels = new_labels
-    counts = np.bincount(segment_base + labels, minlength=Z * k).reshape(Z, k)
-    totals = None if weights is None else np.bincount(
-        segment_base + labels, weights=weights, minlength=Z * k).reshape(Z, k)
-    return DeviceLloydResult(centers=centers, labels=labels, sq_distances=sq, counts=counts,
-                             n_iter=n_iter, converged=converged, totals=totals)
+    segment = federation.device_of_row * k + step.labels
+    counts = np.bincount(segment, minlength=Z * k).reshape(Z, k)
+    totals = None if weights is None else step.totals.reshape(Z, k)
+    return DeviceLloydResult(centers=centers, labels=step.labels, sq_distances=step.sq,
+                             counts=counts, n_iter=n_iter, converged=converged, totals=totals)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._validation import check_data, check_int
-from .lloyd import assign, segment_sums
+from .lloyd import assign, segment_sums, sq_distances_to
 
 __all__ = [
     "kmeans_cost",
@@ -54,8 +54,10 @@ def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
         labels = np.asarray(labels)
         if labels.shape != (X.shape[0],):
             raise ValueError(f"labels must have shape ({X.shape[0]},); got {labels.shape}")
-        diff = X - centers[labels]
-        sq = np.einsum("ij,ij->i", diff, diff)
+        if labels.min() < 0 or labels.max() >= len(centers):
+            raise ValueError(f"labels must lie in [0, {len(centers)}); got "
+                             f"{labels.min()}..{labels.max()}")
+        sq = sq_distances_to(X, centers, labels)
     if sample_weight is not None:
         sq = sq * np.asarray(sample_weight)
     return float(sq.sum())

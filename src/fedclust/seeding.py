@@ -21,14 +21,15 @@ Rows of weight <= 0 are never drawn (their probability is ``max(w, 0) D^2``); se
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 
 from ._validation import check_choice, check_random_state, check_sample_weight
 from .communication import SERVER, Communication
 from .federation import Federation
 from .lloyd import squared_norms
 
-__all__ = ["kmeans_plusplus", "distributed_kmeans_plusplus", "distributed_random_init",
-           "initial_centers"]
+__all__ = ["kmeans_plusplus", "kmeans_plusplus_by_device", "distributed_kmeans_plusplus",
+           "distributed_random_init", "initial_centers"]
 
 
 def _positive(weights, n: int) -> np.ndarray | None:
@@ -94,6 +95,115 @@ def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None
             rows[j] = rng.choice(n, p=p / total)
         d2 = np.minimum(d2, _sq_dist_to(X, x_sq, rows[j]))
     return X[rows].copy(), rows
+
+
+@njit(cache=True)
+def _draw(cumulative, u):  # pragma: no cover (compiled)
+    """Index drawn with probability proportional to the increments of ``cumulative``."""
+    i = np.searchsorted(cumulative, u * cumulative[-1], side="right")
+    return min(i, len(cumulative) - 1)
+
+
+@njit(parallel=True, cache=True)
+def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
+                            rows):  # pragma: no cover (compiled; tested through its wrapper)
+    d = X.shape[1]
+    for z in prange(len(offsets) - 1):
+        s, e, k = offsets[z], offsets[z + 1], n_clusters[z]
+        if k == 0 or e == s:
+            continue
+        A = X[s:e]
+        wz = w[s:e]
+        n = e - s
+        first = _draw(np.cumsum(wz), uniforms[z, 0, 0])
+        rows[z, 0] = s + first
+        closest = np.empty(n)
+        for i in range(n):
+            closest[i] = np.sum((A[i] - A[first]) ** 2)
+        trial = np.empty(n)
+        best_d2 = np.empty(n)
+        for c in range(1, k):
+            cumulative = np.cumsum(wz * closest)
+            best_pot = np.inf
+            best = 0
+            for t in range(n_trials[z]):
+                if cumulative[-1] > 0.0:
+                    cand = _draw(cumulative, uniforms[z, c, t])
+                else:  # every drawable row coincides with a chosen center
+                    cand = _draw(np.cumsum(wz), uniforms[z, c, t])
+                pot = 0.0
+                for i in range(n):
+                    dist = 0.0
+                    for f in range(d):
+                        diff = A[i, f] - A[cand, f]
+                        dist += diff * diff
+                    trial[i] = min(closest[i], dist)
+                    pot += wz[i] * trial[i]
+                if pot < best_pot:
+                    best_pot = pot
+                    best = cand
+                    best_d2[:] = trial
+            rows[z, c] = s + best
+            closest[:] = best_d2
+
+
+def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=None,
+                              points=None, random_state=None) -> np.ndarray:
+    """Greedy k-means++ seeding run on every device on its own rows, all devices at once.
+
+    Each device draws its first center with probability proportional to the row weight and
+    every next one greedily, as scikit-learn's ``kmeans_plusplus`` does: ``2 + floor(ln k)``
+    candidates drawn proportional to ``w D^2``, keeping the one that lowers the potential most.
+    This is the seeding of k-FED's Algorithm 1, step 2 (the authors' code calls scikit-learn's
+    function on each device); here all devices run in parallel in one compiled call.
+
+    Parameters
+    ----------
+    federation : Federation
+    n_clusters : int or ndarray of shape (n_devices,)
+        Centers to draw on each device (0 skips a device); at most its rows of positive weight.
+    weights : ndarray of shape (n_samples,), optional
+        Row weights (sorted-row order, default ``federation.weights``); rows of weight <= 0
+        are never drawn.
+    points : ndarray of shape (n_samples, p), optional
+        Coordinates to seed in (default ``federation.X``), e.g. each device's rows projected on
+        its own subspace.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    rows : ndarray of shape (n_devices, max(n_clusters))
+        Sorted-row index of every chosen center; -1 pads devices with fewer centers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust.federation import Federation
+    >>> X = np.array([[0.0], [0.1], [10.0], [10.1], [5.0], [5.1]])
+    >>> fed = Federation.from_devices(X, [0, 0, 0, 0, 1, 1])
+    >>> rows = kmeans_plusplus_by_device(fed, np.array([2, 1]), random_state=0)
+    >>> sorted(np.round(X[rows[0]].ravel()).tolist()), int(rows[1, 1])  # one from each pair
+    ([0.0, 10.0], -1)
+    """
+    Z = federation.n_devices
+    n_clusters = np.broadcast_to(np.asarray(n_clusters, dtype=np.int64), (Z,)).copy()
+    weights = federation.weights if weights is None else weights
+    w = np.ones(federation.n_samples) if weights is None else np.maximum(weights, 0.0)
+    drawable = np.bincount(federation.device_of_row, weights=w > 0, minlength=Z).astype(int)
+    too_many = np.flatnonzero(n_clusters > drawable)
+    if len(too_many):
+        z = too_many[0]
+        raise ValueError(f"n_clusters={n_clusters[z]} on device {federation.device_ids[z]} "
+                         f"exceeds its {drawable[z]} rows of positive weight")
+    n_trials = 2 + np.floor(np.log(np.maximum(n_clusters, 1))).astype(np.int64)
+    rng = check_random_state(random_state)
+    k_max = int(n_clusters.max()) if Z else 0
+    # 1 - U lies in (0, 1]: a draw never lands on a leading row of zero mass
+    uniforms = 1.0 - rng.random((Z, max(k_max, 1), int(n_trials.max()) if Z else 1))
+    rows = np.full((Z, k_max), -1, dtype=np.int64)
+    X = np.ascontiguousarray(federation.X if points is None else points, dtype=np.float64)
+    _greedy_kmeanspp_kernel(X, w, federation.offsets, n_clusters, n_trials, uniforms, rows)
+    return rows
 
 
 def _sample_point(federation: Federation, masses: np.ndarray, weights: np.ndarray | None,

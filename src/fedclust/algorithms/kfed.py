@@ -11,8 +11,13 @@ local centers. Each point then takes the cluster of its local center: the *induc
 
 Implementation notes (deviations and choices are stated where they apply):
 
-* The constant-factor approximation of Algorithm 1, step 2 is k-means++ seeding
-  (``sklearn.cluster.kmeans_plusplus``) in the projected space, as in the authors' code.
+* Step 1's subspace is computed from each device's Gram matrix, exactly (``eigh``) when it is
+  small and by subspace iteration otherwise (:mod:`fedclust.subspace`); the authors' code
+  calls scikit-learn's ``randomized_svd``, the same range finder.
+* The constant-factor approximation of Algorithm 1, step 2 is greedy k-means++ seeding in the
+  projected space, as in the authors' code (scikit-learn's ``kmeans_plusplus``: ``2 + ln k``
+  candidates per center), run for all devices at once
+  (:func:`fedclust.seeding.kmeans_plusplus_by_device`).
 * ``theta_r`` (Algorithm 1, step 3): ``local_means="projected"`` (the default) starts Lloyd from
   the mean of ``S_r`` projected on the top-``k'`` singular subspace, as the authors' public code
   (``metastableB/kfed``) does and the paper's experiments ran; ``"original"`` from the mean of
@@ -42,9 +47,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.distance import cdist
-from sklearn.cluster import kmeans_plusplus
-from sklearn.utils.extmath import randomized_svd
+from numba import njit, prange
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -59,8 +62,10 @@ from .._validation import (
 from ..communication import SERVER
 from ..exceptions import InfeasibleSettingError
 from ..federation import Federation
-from ..lloyd import assign, lloyd_by_device, per_device_blas, segment_sums, update_centers
+from ..lloyd import assign, lloyd_by_device, segment_sums, sq_distances_to, update_centers
 from ..rounds import sample_participants
+from ..seeding import kmeans_plusplus_by_device
+from ..subspace import top_subspaces_by_device
 from ._base import FederatedClusteringMixin
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "server_rounds",
@@ -94,51 +99,71 @@ class LocalClustering:
     n_iter: int
 
 
-def _proximity_means(A, A_hat, nu, seed_points, ratio, w=None):
-    """Algorithm 1, step 3 (Awasthi & Sheffet, step 2): keep the points ``ratio`` times closer to
-    one seed than to every other, and average them.
+@njit(parallel=True, cache=True)
+def _proximity_kernel(points, offsets, seed_rows, ratio, nearest,
+                      keep):  # pragma: no cover (compiled; awasthi_sheffet is tested)
+    p = points.shape[1]
+    for z in prange(len(offsets) - 1):
+        k = 0
+        while k < seed_rows.shape[1] and seed_rows[z, k] >= 0:
+            k += 1
+        if k == 0:
+            continue
+        for row in range(offsets[z], offsets[z + 1]):
+            closest, second, arg = np.inf, np.inf, 0
+            for j in range(k):
+                dist = 0.0
+                for f in range(p):
+                    diff = points[row, f] - points[seed_rows[z, j], f]
+                    dist += diff * diff
+                dist = np.sqrt(dist)
+                if dist < closest:
+                    second, closest, arg = closest, dist, j
+                elif dist < second:
+                    second = dist
+            nearest[row] = arg
+            keep[row] = ratio * closest <= second
 
-    ``S_r = {i : ratio * ||A_hat_i - nu_r|| <= ||A_hat_i - nu_s|| for all s != r}`` and
-    ``theta_r`` is the (weighted) mean of ``A_i`` over ``S_r`` (pass the projected points as
-    ``A`` for the projected means); an empty ``S_r`` keeps its seed point.
+
+def _proximity_means(federation, points, average, seed_rows, ratio, weights):
+    """Algorithm 1, step 3 (Awasthi & Sheffet, step 2) on every device: keep the points
+    ``ratio`` times closer to one seed than to every other, and average them per seed.
+
+    ``S_r = {i : ratio * ||A_hat_i - nu_r|| <= ||A_hat_i - nu_s|| for all s != r}`` measured in
+    ``points`` (the projected rows); ``theta_r`` is the (weighted) mean of ``points`` over
+    ``S_r`` (pass the original rows as ``points`` for the original means); an empty ``S_r``
+    keeps its seed point.
+
+    Returns
+    -------
+    theta : ndarray of shape (n_devices, k', p)
     """
-    k = nu.shape[0]
-    dist = cdist(A_hat, nu)
-    nearest = np.argmin(dist, axis=1)
-    rows = np.arange(len(dist))
-    closest = dist[rows, nearest]
-    dist[rows, nearest] = np.inf
-    keep = ratio * closest <= dist.min(axis=1)
-    sums, counts = segment_sums(A[keep], nearest[keep], k, None if w is None else w[keep])
-    theta = seed_points.astype(np.float64, copy=True)
-    filled = counts > 0
-    theta[filled] = sums[filled] / counts[filled, None]
+    n = federation.n_samples
+    nearest = np.zeros(n, dtype=np.int64)
+    keep = np.zeros(n, dtype=bool)
+    _proximity_kernel(points, federation.offsets, seed_rows, float(ratio), nearest, keep)
+    Z, k = seed_rows.shape
+    segment = federation.device_of_row * k + nearest
+    sums, totals = segment_sums(average[keep], segment[keep], Z * k,
+                                None if weights is None else weights[keep])
+    theta = average[np.maximum(seed_rows, 0)].astype(np.float64)  # (Z, k, p)
+    filled = (totals > 0).reshape(Z, k)
+    theta[filled] = (sums / np.where(totals > 0, totals, 1.0)[:, None]).reshape(Z, k, -1)[filled]
     return theta
 
 
-def _seed_device(A, k, seed, ratio, projection, w=None, local_means="projected"):
-    """Algorithm 1, steps 1-3 on one device: the starting centers of its local Lloyd run."""
-    n, d = A.shape
-    drawable = n if w is None else int((w > 0).sum())
-    if drawable <= k:
-        # at most k^(z) points (of positive weight): every point is a cluster of its own
-        return A[slice(None) if w is None else w > 0].astype(np.float64, copy=True)
-    vt = None
-    if projection and d > k:
-        # step 1: project onto the span of the top-k right singular vectors of A (of the rows
-        # scaled by sqrt(w) with weights: the weighted second-moment subspace)
-        scaled = A if w is None else A * np.sqrt(w)[:, None]
-        _, _, vt = randomized_svd(scaled, n_components=k, random_state=seed)
-        A_hat = A @ vt.T
-    else:
-        A_hat = A
-    # step 2: a constant-factor approximation on the projected points (k-means++ seeding)
-    nu, seed_rows = kmeans_plusplus(A_hat, k, sample_weight=w, random_state=seed)
-    # step 3: proximity filter and means
-    if vt is None or local_means == "original":
-        return _proximity_means(A, A_hat, nu, A[seed_rows], ratio, w)
-    theta = _proximity_means(A_hat, A_hat, nu, A_hat[seed_rows], ratio, w)
-    return theta @ vt
+def _all_points_as_centers(federation, per_device, init, valid):
+    """Devices with at most ``k^(z)`` rows of positive weight send every such row as a center."""
+    w = federation.row_weights
+    drawable = np.bincount(federation.device_of_row, weights=w > 0,
+                           minlength=federation.n_devices)
+    tiny = drawable <= per_device
+    rows = np.flatnonzero(tiny[federation.device_of_row] & (w > 0))
+    device = federation.device_of_row[rows]
+    slot = np.arange(len(rows)) - np.searchsorted(device, device)  # rank within its device
+    init[device, slot] = federation.X[rows]
+    valid[device, slot] = True
+    return tiny
 
 
 def _device_clusters(device_clusters, federation: Federation) -> np.ndarray:
@@ -160,8 +185,10 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
                     local_means: str = "projected", max_iter: int = 300) -> LocalClustering:
     """k-FED's Algorithm 1 run on every device of ``federation``.
 
-    Steps 1-3 (projection, seeding, proximity filter) run per device; step 4, Lloyd's algorithm to
-    convergence on the device's original data, runs on all devices at once through
+    Every step runs on all devices at once, no Python loop over devices: step 1 through
+    :func:`fedclust.subspace.top_subspaces_by_device`, step 2 through
+    :func:`fedclust.seeding.kmeans_plusplus_by_device`, step 3 in one compiled pass, step 4
+    (Lloyd's algorithm to convergence on the original data) through
     :func:`fedclust.lloyd.lloyd_by_device`.
 
     Parameters
@@ -186,18 +213,32 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
     per_device = _device_clusters(device_clusters, federation)
     k = int(per_device.max())
     Z, d = federation.n_devices, federation.n_features
-    seeds = rng.integers(0, 2**31 - 1, size=Z)
     init = np.zeros((Z, k, d), dtype=federation.X.dtype)
     valid = np.zeros((Z, k), dtype=bool)
     weights = federation.weights
-    with per_device_blas(federation):
-        for z in range(Z):
-            rows = slice(federation.offsets[z], federation.offsets[z + 1])
-            theta = _seed_device(federation.X[rows], int(per_device[z]), int(seeds[z]),
-                                 proximity_ratio, projection,
-                                 None if weights is None else weights[rows], local_means)
-            init[z, :len(theta)] = theta
-            valid[z, :len(theta)] = True
+    tiny = _all_points_as_centers(federation, per_device, init, valid)
+    seeded = np.where(tiny, 0, per_device)
+    if seeded.any():
+        # step 1: every device's top-k^(z) singular subspace (the identity when d <= k^(z))
+        if projection:
+            sub = top_subspaces_by_device(federation, seeded, weights=weights, random_state=rng)
+            points = sub.projected
+        else:
+            points = federation.X
+        # step 2: a constant-factor approximation on the projected points (k-means++)
+        seed_rows = kmeans_plusplus_by_device(federation, seeded, points=points,
+                                              random_state=rng)
+        # step 3: proximity filter in the projected space; means of the projected rows mapped
+        # back (the authors' code), or of the original rows (the text's mu(S_r))
+        if projection and local_means == "projected":
+            theta = np.einsum("zkw,zdw->zkd", _proximity_means(
+                federation, points, points, seed_rows, proximity_ratio, weights), sub.bases)
+        else:
+            theta = _proximity_means(federation, points, federation.X, seed_rows,
+                                     proximity_ratio, weights)
+        width = seed_rows.shape[1]
+        init[~tiny, :width] = theta[~tiny]
+        valid[~tiny, :width] = seed_rows[~tiny] >= 0
     result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter)
     sizes = result.counts if weights is None else result.totals
     return LocalClustering(centers=result.centers, valid=valid & (result.counts > 0),
@@ -215,6 +256,7 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     """
     chosen = list(np.asarray(first, dtype=np.int64)[:n_clusters])
     _, min_sq = assign(points, points[chosen])
+    everyone = np.zeros(len(points), dtype=np.int64)
     while len(chosen) < n_clusters:
         far = int(np.argmax(min_sq))
         if min_sq[far] <= 0.0:
@@ -223,8 +265,8 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
                 f"n_clusters={n_clusters} clusters"
             )
         chosen.append(far)
-        diff = points - points[far]
-        min_sq = np.minimum(min_sq, np.einsum("ij,ij->i", diff, diff))
+        # exact differences (not the GEMM form), so that a duplicate of a chosen row is at 0
+        min_sq = np.minimum(min_sq, sq_distances_to(points, points[far][None], everyone))
     return np.asarray(chosen, dtype=np.int64)
 
 

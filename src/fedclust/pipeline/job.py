@@ -38,6 +38,11 @@ def apply_threads(threads: int):
         os.environ[name] = str(threads)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
+    # the kernel's own threads (fedclust.lloyd), at most those numba started with; never through
+    # NUMBA_NUM_THREADS, which numba refuses to see change once its threads run
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     return threadpool_limits(limits=threads)
 
 

@@ -36,19 +36,17 @@ Conventions
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 from numba import njit, prange
-from threadpoolctl import ThreadpoolController, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .federation import Federation
 
 __all__ = [
     "squared_norms",
-    "per_device_blas",
     "assign",
     "assign_by_device",
     "segment_sums",
@@ -68,8 +66,6 @@ _BLOCK_ROWS = 256
 _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 # tasks per thread: a few, so that uneven blocks (small devices) still balance
 _TASKS_PER_THREAD = 4
-# below this mean number of rows per device, per-device BLAS calls run single-threaded
-_SMALL_DEVICE_ROWS = 4096
 
 _controller: ThreadpoolController | None = None
 
@@ -80,17 +76,6 @@ def _single_threaded_blas():
     if _controller is None:  # scanning the loaded libraries costs ~5 ms: do it once
         _controller = ThreadpoolController()
     return _controller.limit(limits=1, user_api="blas")
-
-
-def per_device_blas(federation: Federation):
-    """Context in which per-device linear algebra runs with one BLAS thread when devices are small.
-
-    A device's matrices are small: multithreaded BLAS only adds synchronisation (measured 5-10x
-    slower for a 500 x 784 device on 2 cores), and devices are independent anyway.
-    """
-    if federation.n_samples < _SMALL_DEVICE_ROWS * federation.n_devices:
-        return threadpool_limits(limits=1, user_api="blas")
-    return contextlib.nullcontext()
 
 
 def squared_norms(X: np.ndarray) -> np.ndarray:
@@ -230,6 +215,7 @@ def _center_sq_norms(centers: np.ndarray, center_mask: np.ndarray | None) -> np.
 class _PassResult:
     labels: np.ndarray      # (n,) index in [0, k) of the nearest center of the row's set
     sq: np.ndarray          # (n,) squared distance to it
+    x_sq: np.ndarray        # (n,) float64 squared norms of the rows (for the next pass)
     sums: np.ndarray | None    # (n_sets * k, d) float64 weighted sums of every cluster's rows
     totals: np.ndarray | None  # (n_sets * k,) float64 weight of every cluster
 
@@ -265,7 +251,7 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
                      plan.block_start, plan.block_stop, plan.block_set, plan.task_bounds,
                      plan.task_lo, part_off, sums, labels, sq, part_sums, part_tot)
     if not sums:
-        return _PassResult(labels, sq, None, None)
+        return _PassResult(labels, sq, x_sq, None, None)
     if plan.private:
         totals_sums, totals = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
         for t in range(n_tasks):  # a few tasks, each adding its block of clusters
@@ -273,7 +259,7 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
             totals_sums[lo:lo + span] += part_sums[part_off[t]:part_off[t] + span]
             totals[lo:lo + span] += part_tot[part_off[t]:part_off[t] + span]
         part_sums, part_tot = totals_sums, totals
-    return _PassResult(labels, sq, part_sums, part_tot)
+    return _PassResult(labels, sq, x_sq, part_sums, part_tot)
 
 
 def _means(sums: np.ndarray, totals: np.ndarray, previous: np.ndarray) -> np.ndarray:
@@ -462,15 +448,15 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     X = _floating(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
     plan = _plan(np.array([0, X.shape[0]]))
-    x_sq = squared_norms(X).astype(np.float64)
-    step = _run_pass(X, x_sq, centers[None], plan, weights=weights, sums=True)
+    # the first pass computes the rows' norms; the later ones reuse them
+    step = _run_pass(X, None, centers[None], plan, weights=weights, sums=True)
     if on_iteration is not None:
         on_iteration(0, centers, step.labels, step.sq)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers = _means(step.sums, step.totals, centers)
-        new = _run_pass(X, x_sq, centers[None], plan, weights=weights, sums=True)
+        new = _run_pass(X, step.x_sq, centers[None], plan, weights=weights, sums=True)
         if on_iteration is not None:
             on_iteration(n_iter, centers, new.labels, new.sq)
         same = np.array_equal(new.labels, step.labels)
@@ -526,14 +512,12 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     Z, k, _ = init.shape
     centers = np.array(init, dtype=X.dtype, copy=True)
     plan = _plan(federation.offsets)
-    if x_sq is None:
-        x_sq = squared_norms(X).astype(np.float64)
     step = _run_pass(X, x_sq, centers, plan, center_mask=center_mask, weights=weights, sums=True)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers = _means(step.sums, step.totals, centers)
-        new = _run_pass(X, x_sq, centers, plan, center_mask=center_mask, weights=weights,
+        new = _run_pass(X, step.x_sq, centers, plan, center_mask=center_mask, weights=weights,
                         sums=True)
         same = np.array_equal(new.labels, step.labels)
         step = new

@@ -7,7 +7,7 @@ tables, claims and captions are declared here (see :mod:`fedclust.pipeline.regis
 from __future__ import annotations
 
 from .data import DATASETS
-from .registry import Figure, Paper, Table
+from .registry import Figure, Paper, Table, gathered_table
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
            "federated_parts", "oracle_ks", "oracle_inputs", "table1_caption",
@@ -226,34 +226,30 @@ def _extra_targets(config) -> list[str]:
                                          for ds in _separation_datasets(config)]
 
 
-def _single(table):
-    return lambda config, dataset=None: [f"results/kfed/{table}.csv"]
-
-
 PAPER = Paper(
     key="kfed",
     title=CITATION,
     figures=(
-        Figure("fig1_accuracy_vs_separation", _single("fig1"),
+        Figure("fig1_accuracy_vs_separation", gathered_table("kfed", "fig1"),
                "fedclust.plots.kfed:plot_accuracy_vs_separation", _fig1_caption),
         Figure("fig5_separation_{dataset}",
                lambda config, ds: [f"results/kfed/separation/{ds}/pairs.csv",
                                    f"results/kfed/separation/{ds}/summary.csv"],
                "fedclust.plots.kfed:plot_separation_distribution", _fig5_caption,
                datasets=_separation_datasets),
-        Figure("fig2_structured_vs_iid", _single("fig2"),
+        Figure("fig2_structured_vs_iid", gathered_table("kfed", "fig2"),
                "fedclust.plots.kfed:plot_structured_vs_iid", _fig2_caption,
                enabled=_has_datasets("fig2")),
-        Figure("fig3_kfed_vs_distributed_lloyd", _single("fig3"),
+        Figure("fig3_kfed_vs_distributed_lloyd", gathered_table("kfed", "fig3"),
                "fedclust.plots.kfed:plot_kfed_vs_distributed_lloyd", _fig3_caption,
                enabled=_has_datasets("fig3")),
-        Figure("participation", _single("participation"),
+        Figure("participation", gathered_table("kfed", "participation"),
                "fedclust.plots.kfed:plot_participation", _participation_caption,
                enabled=_has_datasets("participation")),
-        Figure("new_devices", _single("new_devices"),
+        Figure("new_devices", gathered_table("kfed", "new_devices"),
                "fedclust.plots.kfed:plot_new_devices", _new_devices_caption,
                enabled=_has_datasets("new_devices")),
-        Figure("heterogeneity", _single("heterogeneity"),
+        Figure("heterogeneity", gathered_table("kfed", "heterogeneity"),
                "fedclust.plots.kfed:plot_heterogeneity", _heterogeneity_caption,
                enabled=_has_datasets("heterogeneity")),
     ),

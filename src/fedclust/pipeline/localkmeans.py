@@ -8,7 +8,7 @@ gathered tables, claims and captions are declared here (see
 from __future__ import annotations
 
 from .data import DATASETS
-from .registry import Figure, Paper, Table, stated_differences
+from .registry import Figure, Paper, Table, gathered_table, stated_differences
 
 __all__ = ["PAPER", "INIT_FILE_NAMES", "FIG4_SWEEPS", "fig1_parts", "fig4_parts",
            "real_parts", "init_of_file_name"]
@@ -144,27 +144,23 @@ def _claim_inputs(config) -> dict[str, str]:
     return inputs
 
 
-def _single(table):
-    return lambda config, dataset=None: [f"results/localkmeans/{table}.csv"]
-
-
 PAPER = Paper(
     key="localkmeans",
     title=CITATION,
     figures=(
-        Figure("fig1_misclustering", _single("fig1"),
+        Figure("fig1_misclustering", gathered_table("localkmeans", "fig1"),
                "fedclust.plots.localkmeans:plot_trajectories", _fig1_caption,
                options={"metric": "misclustering", "rows": "snr", "cols": "init",
                         "ylabel": "misclustering rate",
                         "title": "LocalKMeans on Gaussian mixtures"}),
-        Figure("fig4_sweeps", _single("fig4"),
+        Figure("fig4_sweeps", gathered_table("localkmeans", "fig4"),
                "fedclust.plots.localkmeans:plot_final_sweeps", _fig4_caption),
-        Figure("fig2_misclustering_real", _single("real"),
+        Figure("fig2_misclustering_real", gathered_table("localkmeans", "real"),
                "fedclust.plots.localkmeans:plot_trajectories", _fig2_caption,
                enabled=_has_real,
                options={"metric": "misclustering", "cols": "dataset",
                         "ylabel": "misclustering rate", "title": "LocalKMeans on real data"}),
-        Figure("fig3_objective_real", _single("real"),
+        Figure("fig3_objective_real", gathered_table("localkmeans", "real"),
                "fedclust.plots.localkmeans:plot_trajectories", _fig3_caption,
                enabled=_has_real,
                options={"metric": "objective / centralized", "cols": "dataset",

@@ -117,6 +117,11 @@ class Paper:
         return bool(config[self.key]["enabled"])
 
 
+def gathered_table(paper_key: str, table: str) -> Callable:
+    """The inputs of a figure drawn from one gathered table, ``results/<paper>/<table>.csv``."""
+    return lambda config, dataset=None: [f"results/{paper_key}/{table}.csv"]
+
+
 def papers() -> dict[str, Paper]:
     """Every paper of the pipeline, by key."""
     from . import kfed, localkmeans

@@ -127,3 +127,29 @@ def test_huge_finite_values_are_not_mistaken_for_infinite():
     X[2, 1] = np.nan
     with pytest.raises(ValueError, match="X contains NaN"):
         check_data(X)
+
+
+@pytest.mark.parametrize("ids", [[3, 0, 3, 7, 0, 3], [-5, 10**12, -5, 4, 10**12, -5]])
+def test_rows_sorted_stably_by_device_for_any_ids(ids):
+    # small non-negative ids take the counting sort, others the comparison sort: same result
+    X = np.arange(12.0).reshape(6, 2)
+    fed = Federation.from_devices(X, ids)
+    expected = np.argsort(ids, kind="stable")
+    assert fed.order.tolist() == expected.tolist()
+    np.testing.assert_array_equal(fed.X, X[expected])
+    assert fed.device_ids.tolist() == sorted(set(ids))
+    assert fed.device_sizes.tolist() == [ids.count(i) for i in sorted(set(ids))]
+    assert fed.device_of_row.tolist() == np.searchsorted(sorted(set(ids)), np.sort(ids)).tolist()
+    assert not fed.device_of_row.flags.writeable
+
+
+@pytest.mark.parametrize("devices", [[0, 0, 1, 1], [1, 0, 1, 0], [7, -3, 7, -3]])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_or_inf_refused_whether_or_not_rows_are_copied(devices, bad):
+    # sorted rows are checked in place, unsorted ones by the sum the sorting copy takes
+    X = np.ones((4, 3))
+    X[2, 1] = bad
+    with pytest.raises(ValueError, match="X contains NaN or infinite values"):
+        Federation.from_devices(X, devices)
+    huge = np.full((4, 3), 1e308)  # the sum overflows, the entries are finite: accepted
+    assert np.isfinite(Federation.from_devices(huge, devices).X).all()

@@ -1,3 +1,4 @@
+import numba
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -5,7 +6,14 @@ from sklearn.cluster import KMeans
 
 import fedclust.lloyd as kernel
 from fedclust.federation import Federation
-from fedclust.lloyd import assign, assign_by_device, lloyd, lloyd_by_device, update_centers
+from fedclust.lloyd import (
+    assign,
+    assign_by_device,
+    lloyd,
+    lloyd_by_device,
+    lloyd_step_by_device,
+    update_centers,
+)
 
 
 def brute_force_assign(X, C, mask=None):
@@ -198,3 +206,55 @@ def test_sq_distances_to_given_centers(rng):
     labels = rng.integers(0, 4, size=300)
     np.testing.assert_allclose(kernel.sq_distances_to(X, C, labels),
                                ((X - C[labels]) ** 2).sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted):
+    # many small devices run device by device; forcing the other route must change nothing
+    sizes = rng.integers(1, 40, size=40)
+    devices = np.repeat(np.arange(40), sizes)
+    X = rng.standard_normal((sizes.sum(), 5)) + 2 * (devices % 3)[:, None]
+    w = rng.random(sizes.sum()) + 0.1 if weighted else None
+    fed = Federation.from_devices(X, devices, sample_weight=w)
+    init = np.stack([fed.X[fed.offsets[z] + np.arange(3) % sizes[z]] for z in range(40)])
+    mask = np.arange(3)[None, :] < np.minimum(sizes, 3)[:, None]
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", 8)
+    monkeypatch.setattr(kernel, "_DEVICES_PER_THREAD", 1)  # up to 16 threads: still device-major
+    assert kernel._fits_device_major(fed, fed.X)
+    device_major = lloyd_by_device(fed, init, center_mask=mask, max_iter=50)
+    monkeypatch.setattr(kernel, "_fits_device_major", lambda *args: False)
+    lock_step = lloyd_by_device(fed, init, center_mask=mask, max_iter=50)
+    np.testing.assert_allclose(device_major.centers, lock_step.centers, atol=1e-12)
+    assert np.array_equal(device_major.labels, lock_step.labels)
+    np.testing.assert_allclose(device_major.sq_distances, lock_step.sq_distances, atol=1e-10)
+    assert np.array_equal(device_major.counts, lock_step.counts)
+    assert (device_major.n_iter, device_major.converged) == (lock_step.n_iter, lock_step.converged)
+    if weighted:
+        np.testing.assert_allclose(device_major.totals, lock_step.totals)
+    one_round = lloyd_by_device(fed, init, center_mask=mask, max_iter=1)
+    monkeypatch.undo()
+    assert kernel._fits_device_major(fed, fed.X) or numba.get_num_threads() > 2
+    also_one_round = lloyd_by_device(fed, init, center_mask=mask, max_iter=1)
+    np.testing.assert_allclose(also_one_round.centers, one_round.centers, atol=1e-12)
+    assert also_one_round.n_iter == one_round.n_iter == 1
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lloyd_step_by_device_is_assignment_then_update(rng, monkeypatch, weighted):
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", 4)  # devices split over tasks: private partials
+    sizes = [9, 30, 2, 17]
+    devices = np.repeat(np.arange(4), sizes)
+    X = rng.standard_normal((sum(sizes), 3))
+    w = rng.random(len(X)) + 0.5 if weighted else None
+    fed = Federation.from_devices(X, devices, sample_weight=w)
+    centers = rng.standard_normal((4, 3, 3))
+    labels, sq, next_centers, totals = lloyd_step_by_device(fed, centers, weights=fed.weights)
+    expected_labels, expected_sq = assign_by_device(fed, centers)
+    assert np.array_equal(labels, expected_labels)
+    np.testing.assert_allclose(sq, expected_sq)
+    expected_centers, expected_totals = update_centers(
+        fed.X, fed.device_of_row * 3 + labels, centers, fed.weights)
+    np.testing.assert_allclose(next_centers, expected_centers, atol=1e-12)
+    np.testing.assert_allclose(totals, expected_totals)
+    empty = totals == 0  # an empty cluster keeps its center
+    np.testing.assert_array_equal(next_centers[empty], centers[empty])

@@ -24,10 +24,13 @@ __all__ = [
 ]
 
 
-def check_data(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
+def check_data(X, *, name: str = "X", min_samples: int = 1,
+               finite: bool = True) -> np.ndarray:
     """Return ``X`` as a C-contiguous 2-D float array, or raise a ``ValueError`` naming it.
 
-    float32 input stays float32; every other numeric type becomes float64.
+    float32 input stays float32; every other numeric type becomes float64. ``finite=False``
+    leaves the NaN/inf check to the caller (:func:`check_finite`), e.g. to a pass over the
+    data it makes anyway.
     """
     X = np.asarray(X)
     if X.ndim != 2:
@@ -41,13 +44,23 @@ def check_data(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
         raise ValueError(f"{name} has {X.shape[0]} samples; at least {min_samples} are needed")
     if X.shape[1] < 1:
         raise ValueError(f"{name} has no features")
-    # the sum is finite for almost all data and needs no n x d temporary; only when it is not
-    # (a NaN or inf, or an overflow of finite values) are the entries checked one by one
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = X.sum()
+    if finite:
+        check_finite(X, name=name)
+    return X
+
+
+def check_finite(X: np.ndarray, *, name: str = "X", total: float | None = None) -> None:
+    """Raise a ``ValueError`` naming ``X`` if it holds a NaN or an infinity.
+
+    The sum (``total``, when the caller has it) is finite for almost all data and needs no
+    ``n x d`` temporary; only when it is not (a NaN or inf, or an overflow of finite values)
+    are the entries checked one by one.
+    """
+    if total is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = X.sum()
     if not np.isfinite(total) and not np.isfinite(X).all():
         raise ValueError(f"{name} contains NaN or infinite values")
-    return X
 
 
 def check_devices(devices, n_samples: int, *, name: str = "devices") -> np.ndarray:

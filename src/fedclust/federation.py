@@ -13,6 +13,7 @@ convention of every estimator); :meth:`Federation.from_devices` sorts the rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numba import njit, prange
@@ -20,6 +21,7 @@ from numba import njit, prange
 from ._validation import (
     check_data,
     check_devices,
+    check_finite,
     check_int,
     check_random_state,
     check_sample_weight,
@@ -30,17 +32,55 @@ __all__ = ["Federation", "iid_partition", "structured_partition", "subset_partit
            "device_clusters_of"]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
 def _take_rows_kernel(X, rows, out):  # pragma: no cover (compiled; Federation is tested)
+    total = 0.0
     for i in prange(len(rows)):
-        out[i] = X[rows[i]]
+        row_sum = 0.0
+        for f in range(X.shape[1]):
+            out[i, f] = X[rows[i], f]
+            row_sum += X[rows[i], f]
+        total += row_sum
+    return total
 
 
-def _take_rows(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``X[rows]``, copied in parallel (a fit's largest copy: sorting the rows by device)."""
+def _take_rows(X: np.ndarray, rows: np.ndarray):
+    """``X[rows]``, copied in parallel (a fit's largest copy: sorting the rows by device), and
+    the sum of the copied entries (for the NaN/inf check, without a second pass)."""
     out = np.empty((len(rows), X.shape[1]), dtype=X.dtype)
-    _take_rows_kernel(X, rows, out)
-    return out
+    total = _take_rows_kernel(X, rows, out)
+    return out, total
+
+
+@njit(cache=True)
+def _counting_sort_kernel(devices, first, order):  # pragma: no cover (compiled; tested via wrapper)
+    for i in range(len(devices)):
+        order[first[devices[i]]] = i
+        first[devices[i]] += 1
+
+
+def _sort_by_device(devices: np.ndarray):
+    """Stable order of the rows by device id, the distinct ids and their row counts.
+
+    ``order`` is None when the rows are already sorted. Ids that are small non-negative
+    integers (the partitioners' ``0..Z-1``) are sorted by counting, in linear time.
+    """
+    n = len(devices)
+    if n and devices.min() >= 0 and devices.max() < 4 * n:
+        per_id = np.bincount(devices)
+        device_ids = np.flatnonzero(per_id)
+        counts = per_id[device_ids]
+        if np.all(devices[1:] >= devices[:-1]):
+            return None, device_ids, counts
+        first = np.concatenate([[0], np.cumsum(per_id)[:-1]]).astype(np.int64)
+        order = np.empty(n, dtype=np.int64)
+        _counting_sort_kernel(devices, first, order)
+        return order, device_ids, counts
+    sorted_already = bool(np.all(devices[1:] >= devices[:-1]))
+    order = None if sorted_already else np.argsort(devices, kind="stable")
+    device_ids, counts = np.unique(devices if sorted_already else devices[order],
+                                   return_counts=True)
+    return order, device_ids, counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,17 +143,17 @@ class Federation:
             star around a server.
         allow_negative_weights : bool, default=False
         """
-        X = check_data(X)
+        X = check_data(X, finite=False)
         devices = check_devices(devices, X.shape[0])
         weights = check_sample_weight(sample_weight, X.shape[0],
                                       allow_negative=allow_negative_weights)
-        if np.all(devices[1:] >= devices[:-1]):
-            order = np.arange(len(devices))  # already sorted: no copy of X
-            X_sorted = X
-        else:
-            order = np.argsort(devices, kind="stable")
-            X_sorted = _take_rows(X, order)
-        device_ids, counts = np.unique(devices[order], return_counts=True)
+        order, device_ids, counts = _sort_by_device(devices)
+        if order is None:  # rows already in device order are not copied
+            check_finite(X)
+            X_sorted, order = X, np.arange(len(devices))
+        else:  # the copy's sum checks the data
+            X_sorted, total = _take_rows(X, order)
+            check_finite(X_sorted, total=total)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         if topology is not None:
             if not isinstance(topology, Topology):
@@ -152,10 +192,12 @@ class Federation:
         """Weight of every sorted row (ones when unweighted)."""
         return np.ones(self.n_samples) if self.weights is None else self.weights
 
-    @property
+    @cached_property
     def device_of_row(self) -> np.ndarray:
-        """Position (0..n_devices-1) of the device of each sorted row."""
-        return np.repeat(np.arange(self.n_devices), self.device_sizes)
+        """Position (0..n_devices-1) of the device of each sorted row (computed once, read-only)."""
+        positions = np.repeat(np.arange(self.n_devices), self.device_sizes)
+        positions.flags.writeable = False
+        return positions
 
     def device_data(self, position: int) -> np.ndarray:
         """Rows of the device at ``position`` (a view)."""

@@ -57,10 +57,18 @@ def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
         if labels.min() < 0 or labels.max() >= len(centers):
             raise ValueError(f"labels must lie in [0, {len(centers)}); got "
                              f"{labels.min()}..{labels.max()}")
-        sq = sq_distances_to(X, centers, labels)
+        return labelled_cost(X, centers, labels, sample_weight)
     if sample_weight is not None:
         sq = sq * np.asarray(sample_weight)
     return float(sq.sum())
+
+
+def labelled_cost(X: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                  sample_weight=None) -> float:
+    """:func:`kmeans_cost` with given labels, on data already validated (a fitted
+    federation's rows): no second pass over ``X`` to check it."""
+    sq = sq_distances_to(X, centers, labels)
+    return float(sq.sum() if sample_weight is None else sq @ np.asarray(sample_weight))
 
 
 def partition_cost(X, labels, sample_weight=None) -> float:

@@ -26,7 +26,7 @@ from numba import njit, prange
 from ._validation import check_choice, check_random_state, check_sample_weight
 from .communication import SERVER, Communication
 from .federation import Federation
-from .lloyd import squared_norms
+from .lloyd import _FASTMATH, squared_norms
 
 __all__ = ["kmeans_plusplus", "kmeans_plusplus_by_device", "distributed_kmeans_plusplus",
            "distributed_random_init", "initial_centers"]
@@ -104,7 +104,7 @@ def _draw(cumulative, u):  # pragma: no cover (compiled)
     return min(i, len(cumulative) - 1)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
 def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
                             rows):  # pragma: no cover (compiled; tested through its wrapper)
     d = X.shape[1]
@@ -115,36 +115,45 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
         A = X[s:e]
         wz = w[s:e]
         n = e - s
+        x_sq = np.empty(n)
+        for i in range(n):
+            acc = 0.0
+            for f in range(d):
+                acc += A[i, f] * A[i, f]
+            x_sq[i] = acc
         first = _draw(np.cumsum(wz), uniforms[z, 0, 0])
         rows[z, 0] = s + first
+        # squared distances in the GEMM form (as scikit-learn's kmeans_plusplus), clipped at 0
         closest = np.empty(n)
         for i in range(n):
-            closest[i] = np.sum((A[i] - A[first]) ** 2)
-        trial = np.empty(n)
-        best_d2 = np.empty(n)
+            dot = 0.0
+            for f in range(d):
+                dot += A[i, f] * A[first, f]
+            closest[i] = max(x_sq[i] + x_sq[first] - 2.0 * dot, 0.0)
+        trials = n_trials[z]
+        cand = np.empty(trials, dtype=np.int64)
+        pots = np.empty(trials)
+        trial_d2 = np.empty((trials, n))
         for c in range(1, k):
+            # the candidates of this step, all drawn from the same D^2 distribution
             cumulative = np.cumsum(wz * closest)
-            best_pot = np.inf
-            best = 0
-            for t in range(n_trials[z]):
-                if cumulative[-1] > 0.0:
-                    cand = _draw(cumulative, uniforms[z, c, t])
-                else:  # every drawable row coincides with a chosen center
-                    cand = _draw(np.cumsum(wz), uniforms[z, c, t])
-                pot = 0.0
-                for i in range(n):
-                    dist = 0.0
+            if cumulative[-1] <= 0.0:  # every drawable row coincides with a chosen center
+                cumulative = np.cumsum(wz)
+            for t in range(trials):
+                cand[t] = _draw(cumulative, uniforms[z, c, t])
+            B = A[cand]  # (trials, d): each row is read once for all candidates
+            pots[:] = 0.0
+            for i in range(n):
+                for t in range(trials):
+                    dot = 0.0
                     for f in range(d):
-                        diff = A[i, f] - A[cand, f]
-                        dist += diff * diff
-                    trial[i] = min(closest[i], dist)
-                    pot += wz[i] * trial[i]
-                if pot < best_pot:
-                    best_pot = pot
-                    best = cand
-                    best_d2[:] = trial
-            rows[z, c] = s + best
-            closest[:] = best_d2
+                        dot += A[i, f] * B[t, f]
+                    dist = min(closest[i], max(x_sq[i] + x_sq[cand[t]] - 2.0 * dot, 0.0))
+                    trial_d2[t, i] = dist
+                    pots[t] += wz[i] * dist
+            best = np.argmin(pots)
+            rows[z, c] = s + cand[best]
+            closest[:] = trial_d2[best]
 
 
 def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=None,

@@ -32,3 +32,4 @@ localrules:
     kfed_separation,
     reproduction,
     run_config,
+    benchmark_summary,

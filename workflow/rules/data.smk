@@ -10,6 +10,8 @@ rule fetch_mnist:
         datasets.fetch_outputs("fetch_mnist", config),
     log:
         "results/logs/data/fetch_mnist.log",
+    benchmark:
+        "results/benchmarks/fetch_mnist/data/fetch_mnist.tsv",
     conda:
         ENV
     script:
@@ -22,6 +24,8 @@ rule fetch_femnist:
         datasets.fetch_outputs("fetch_femnist", config),
     log:
         "results/logs/data/fetch_femnist.log",
+    benchmark:
+        "results/benchmarks/fetch_femnist/data/fetch_femnist.tsv",
     conda:
         ENV
     script:
@@ -34,6 +38,8 @@ rule fetch_shakespeare:
         datasets.fetch_outputs("fetch_shakespeare", config),
     log:
         "results/logs/data/fetch_shakespeare.log",
+    benchmark:
+        "results/benchmarks/fetch_shakespeare/data/fetch_shakespeare.tsv",
     conda:
         ENV
     script:
@@ -49,6 +55,8 @@ rule fetch_postures:
         source=datasets.source("postures", config),
     log:
         "results/logs/data/fetch_postures.log",
+    benchmark:
+        "results/benchmarks/fetch_postures/data/fetch_postures.tsv",
     conda:
         ENV
     script:
@@ -63,6 +71,8 @@ rule fetch_cifar10:
         source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/fetch_cifar10.log",
+    benchmark:
+        "results/benchmarks/fetch_cifar10/data/fetch_cifar10.tsv",
     conda:
         ENV
     script:
@@ -79,6 +89,8 @@ rule decode_cifar10:
         source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/decode_cifar10.log",
+    benchmark:
+        "results/benchmarks/decode_cifar10/data/decode_cifar10.tsv",
     resources:
         mem_mb=4000,
     conda:
@@ -102,6 +114,8 @@ rule train_embedding:
         seed=config["seed"],
     log:
         "results/logs/data/train_{dataset}.log",
+    benchmark:
+        "results/benchmarks/train_embedding/data/train_{dataset}.tsv",
     threads: 2
     resources:
         mem_mb=6000,
@@ -125,6 +139,8 @@ rule prepare_dataset:
         seed=config["seed"],
     log:
         "results/logs/data/prepare_{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_dataset/data/prepare_{dataset}.tsv",
     resources:
         mem_mb=4000,
     conda:

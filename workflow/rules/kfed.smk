@@ -20,6 +20,8 @@ rule kfed_mixture_setting:
         seed=config["seed"],
     log:
         "results/logs/kfed/{mixture_experiment}/d{d}_k{k}.log",
+    benchmark:
+        "results/benchmarks/kfed_mixture_setting/kfed/{mixture_experiment}/d{d}_k{k}.tsv",
     threads: 1
     conda:
         ENV
@@ -43,6 +45,8 @@ rule kfed_table1:
         caption=kfed_pipeline.table1_caption(config),
     log:
         "results/logs/kfed/table1_render.log",
+    benchmark:
+        "results/benchmarks/kfed_table1/kfed/table1_render.tsv",
     conda:
         ENV
     script:
@@ -63,6 +67,8 @@ rule kfed_oracle:
         seed=config["seed"],
     log:
         "results/logs/kfed/oracle/{dataset}_k{k}.log",
+    benchmark:
+        "results/benchmarks/kfed_oracle/kfed/oracle/{dataset}_k{k}.tsv",
     threads: 2
     resources:
         mem_mb=4000,
@@ -83,6 +89,8 @@ rule kfed_separation_k:
         settings=config["kfed"]["separation"],
     log:
         "results/logs/kfed/separation/{dataset}_k{k}.log",
+    benchmark:
+        "results/benchmarks/kfed_separation_k/kfed/separation/{dataset}_k{k}.tsv",
     threads: 2
     conda:
         ENV
@@ -111,6 +119,8 @@ rule kfed_separation:
         caption=kfed_pipeline.chosen_k_caption(config),
     log:
         "results/logs/kfed/separation/{dataset}_summary.log",
+    benchmark:
+        "results/benchmarks/kfed_separation/kfed/separation/{dataset}_summary.tsv",
     conda:
         ENV
     script:
@@ -137,6 +147,8 @@ rule kfed_federated:
         seed=config["seed"],
     log:
         "results/logs/kfed/{federated_experiment}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/kfed_federated/kfed/{federated_experiment}/{dataset}.tsv",
     threads: 1
     resources:
         mem_mb=4000,

@@ -18,6 +18,8 @@ rule lkm_fig1_panel:
         seed=config["seed"],
     log:
         "results/logs/localkmeans/fig1/snr{snr}_{init}.log",
+    benchmark:
+        "results/benchmarks/lkm_fig1_panel/localkmeans/fig1/snr{snr}_{init}.tsv",
     threads: 1
     conda:
         ENV
@@ -35,6 +37,8 @@ rule lkm_fig4_sweep:
         seed=config["seed"],
     log:
         "results/logs/localkmeans/fig4/{sweep}.log",
+    benchmark:
+        "results/benchmarks/lkm_fig4_sweep/localkmeans/fig4/{sweep}.tsv",
     threads: 1
     conda:
         ENV
@@ -53,6 +57,8 @@ rule lkm_real:
         seed=config["seed"],
     log:
         "results/logs/localkmeans/real/{dataset}.log",
+    benchmark:
+        "results/benchmarks/lkm_real/localkmeans/real/{dataset}.tsv",
     threads: 1
     resources:
         mem_mb=4000,

@@ -12,6 +12,8 @@ rule gather:
         table="|".join(sorted({t for ts in registry.gathered_tables().values() for t in ts})),
     log:
         "results/logs/{paper}/{table}_gather.log",
+    benchmark:
+        "results/benchmarks/gather/{paper}/{table}_gather.tsv",
     conda:
         ENV
     script:
@@ -33,6 +35,8 @@ rule figure:
         caption=lambda w: registry.figure_caption(w.paper, w.figure, config),
     log:
         "results/logs/{paper}/figure_{figure}.log",
+    benchmark:
+        "results/benchmarks/figure/{paper}/figure_{figure}.tsv",
     conda:
         ENV
     script:
@@ -48,6 +52,8 @@ rule claims:
         "results/{paper}/claims.csv",
     log:
         "results/logs/{paper}/claims.log",
+    benchmark:
+        "results/benchmarks/claims/{paper}/claims.tsv",
     conda:
         ENV
     script:
@@ -69,6 +75,8 @@ rule reproduction:
         profile=config["profile"],
     log:
         "results/logs/reproduction.log",
+    benchmark:
+        "results/benchmarks/reproduction/reproduction.tsv",
     conda:
         ENV
     script:
@@ -87,7 +95,30 @@ rule run_config:
         config=config,
     log:
         "results/logs/run_config.log",
+    benchmark:
+        "results/benchmarks/run_config/run_config.tsv",
     conda:
         ENV
     script:
         "../scripts/run_config.py"
+
+
+rule benchmark_summary:
+    """Wall time and peak memory of every rule's jobs (their benchmark: files), per rule."""
+    input:
+        registry.targets(config),
+    output:
+        csv=benchmarks.SUMMARY_CSV,
+        md=report(
+            benchmarks.SUMMARY_MD,
+            caption="../report/benchmarks.rst",
+            category="Reproduction",
+        ),
+    params:
+        profile=config["profile"],
+    log:
+        "results/logs/benchmark_summary.log",
+    conda:
+        ENV
+    script:
+        "../scripts/benchmark_summary.py"

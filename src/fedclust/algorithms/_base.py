@@ -31,7 +31,7 @@ from .._validation import check_data, check_n_clusters, fit_rng
 from ..communication import Communication
 from ..federation import Federation
 from ..lloyd import assign
-from ..metrics import kmeans_cost
+from ..metrics import kmeans_cost, labelled_cost
 
 __all__ = ["FederatedClusteringMixin"]
 
@@ -87,7 +87,8 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
         self._fit(federation, fit_rng(self.random_state), comm, callback)
         self.n_features_in_ = federation.n_features
         self.communication_ = comm
-        self.inertia_ = kmeans_cost(X, self.cluster_centers_, self.labels_, sample_weight)
+        self.inertia_ = labelled_cost(federation.X, self.cluster_centers_,
+                                      self.labels_[federation.order], federation.weights)
         return self
 
     def fit_predict(self, X, devices, sample_weight=None, **kwargs):

@@ -62,7 +62,7 @@ from .._validation import (
 from ..communication import SERVER
 from ..exceptions import InfeasibleSettingError
 from ..federation import Federation
-from ..lloyd import assign, lloyd_by_device, segment_sums, sq_distances_to, update_centers
+from ..lloyd import assign, lloyd_by_device, sq_distances_to, update_centers
 from ..rounds import sample_participants
 from ..seeding import kmeans_plusplus_by_device
 from ..subspace import top_subspaces_by_device
@@ -100,16 +100,15 @@ class LocalClustering:
 
 
 @njit(parallel=True, cache=True)
-def _proximity_kernel(points, offsets, seed_rows, ratio, nearest,
-                      keep):  # pragma: no cover (compiled; awasthi_sheffet is tested)
+def _proximity_kernel(points, average, w, weighted, offsets, seed_rows, ratio, sums,
+                      totals):  # pragma: no cover (compiled; awasthi_sheffet is tested)
     p = points.shape[1]
+    K = seed_rows.shape[1]
     for z in prange(len(offsets) - 1):
         k = 0
-        while k < seed_rows.shape[1] and seed_rows[z, k] >= 0:
+        while k < K and seed_rows[z, k] >= 0:
             k += 1
-        if k == 0:
-            continue
-        for row in range(offsets[z], offsets[z + 1]):
+        for row in range(offsets[z], offsets[z + 1] if k else offsets[z]):
             closest, second, arg = np.inf, np.inf, 0
             for j in range(k):
                 dist = 0.0
@@ -121,8 +120,12 @@ def _proximity_kernel(points, offsets, seed_rows, ratio, nearest,
                     second, closest, arg = closest, dist, j
                 elif dist < second:
                     second = dist
-            nearest[row] = arg
-            keep[row] = ratio * closest <= second
+            if ratio * closest <= second:
+                wi = w[row] if weighted else 1.0
+                seg = z * K + arg
+                totals[seg] += wi
+                for f in range(average.shape[1]):
+                    sums[seg, f] += wi * average[row, f]
 
 
 def _proximity_means(federation, points, average, seed_rows, ratio, weights):
@@ -130,22 +133,20 @@ def _proximity_means(federation, points, average, seed_rows, ratio, weights):
     ``ratio`` times closer to one seed than to every other, and average them per seed.
 
     ``S_r = {i : ratio * ||A_hat_i - nu_r|| <= ||A_hat_i - nu_s|| for all s != r}`` measured in
-    ``points`` (the projected rows); ``theta_r`` is the (weighted) mean of ``points`` over
-    ``S_r`` (pass the original rows as ``points`` for the original means); an empty ``S_r``
-    keeps its seed point.
+    ``points`` (the projected rows); ``theta_r`` is the (weighted) mean of ``average`` over
+    ``S_r`` (pass the original rows as ``average`` for the original means); an empty ``S_r``
+    keeps its seed point. One compiled pass over every device's rows, the sums taken as the
+    rows are filtered.
 
     Returns
     -------
     theta : ndarray of shape (n_devices, k', p)
     """
-    n = federation.n_samples
-    nearest = np.zeros(n, dtype=np.int64)
-    keep = np.zeros(n, dtype=bool)
-    _proximity_kernel(points, federation.offsets, seed_rows, float(ratio), nearest, keep)
     Z, k = seed_rows.shape
-    segment = federation.device_of_row * k + nearest
-    sums, totals = segment_sums(average[keep], segment[keep], Z * k,
-                                None if weights is None else weights[keep])
+    sums, totals = np.zeros((Z * k, average.shape[1])), np.zeros(Z * k)
+    w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64)
+    _proximity_kernel(points, average, w, weights is not None, federation.offsets, seed_rows,
+                      float(ratio), sums, totals)
     theta = average[np.maximum(seed_rows, 0)].astype(np.float64)  # (Z, k, p)
     filled = (totals > 0).reshape(Z, k)
     theta[filled] = (sums / np.where(totals > 0, totals, 1.0)[:, None]).reshape(Z, k, -1)[filled]

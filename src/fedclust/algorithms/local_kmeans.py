@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..communication import SERVER
-from ..lloyd import assign, assign_by_device, squared_norms, update_centers
+from ..lloyd import assign, lloyd_step_by_device, squared_norms
 from ..rounds import RoundState, aggregate_centers
 from ..seeding import initial_centers
 from ._base import FederatedClusteringMixin
@@ -120,7 +120,6 @@ class LocalKMeans(FederatedClusteringMixin):
         comm.add_rounds(1)
         machine_centers = np.repeat(global_centers[None], Z, axis=0)
         x_sq = squared_norms(X)
-        segments = federation.device_of_row * k
         row_w = federation.row_weights
 
         history = {"iteration": np.arange(T + 1), "objective": np.empty(T + 1),
@@ -141,12 +140,14 @@ class LocalKMeans(FederatedClusteringMixin):
                     device_centers=machine_centers, participants=machines,
                     sorted_labels=labels, order=federation.order))
 
-        labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
+        # every pass assigns the rows to their machine's centers and sums them for the next
+        # local Lloyd step: one pass over the data per iteration
+        labels, sq, next_centers, next_totals = lloyd_step_by_device(
+            federation, machine_centers, weights=w, x_sq=x_sq)
         record(0, labels, sq, True, None)
-        totals = None
         for t in range(1, T + 1):
             # one local Lloyd step on every machine, from its current centers
-            machine_centers, totals = update_centers(X, segments + labels, machine_centers, w)
+            machine_centers, totals = next_centers, next_totals
             synchronized = L is not None and t % L == 0
             virtual = None
             if synchronized:
@@ -160,7 +161,8 @@ class LocalKMeans(FederatedClusteringMixin):
                 comm.add_rounds(1)
             else:
                 virtual, _ = aggregate_centers(machine_centers, totals, global_centers)
-            labels, sq = assign_by_device(federation, machine_centers, x_sq=x_sq)
+            labels, sq, next_centers, next_totals = lloyd_step_by_device(
+                federation, machine_centers, weights=w, x_sq=x_sq)
             record(t, labels, sq, synchronized, virtual)
 
         self.machine_centers_ = machine_centers.copy()

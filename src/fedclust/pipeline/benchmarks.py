@@ -1,0 +1,93 @@
+"""Wall time and peak memory of every job of a run, from Snakemake's ``benchmark:`` files.
+
+Every rule that does work writes ``results/benchmarks/<rule>/<its log path>.tsv`` (Snakemake's
+benchmark format: seconds, peak resident memory in MB, CPU seconds, ...). After the rest of the
+run, one rule summarizes them per rule into :data:`SUMMARY_CSV` and a readable
+:data:`SUMMARY_MD` that the report shows; ``benchmarks/profiles.py`` collects the summaries of
+whole profiles next to their measured wall times.
+
+The summary reads every file under :data:`BENCHMARK_DIR`: a results directory reused across
+profiles also holds the jobs of the earlier ones (time a profile in a clean directory, as
+``benchmarks/profiles.py`` does).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["BENCHMARK_DIR", "SUMMARY_CSV", "SUMMARY_MD", "read_benchmarks", "summarize",
+           "render_summary"]
+
+BENCHMARK_DIR = "results/benchmarks"
+SUMMARY_CSV = f"{BENCHMARK_DIR}/summary.csv"
+SUMMARY_MD = f"{BENCHMARK_DIR}/summary.md"
+
+# Snakemake's columns, and what this module calls them
+_COLUMNS = {"s": "seconds", "max_rss": "peak_rss_mb", "cpu_time": "cpu_seconds",
+            "mean_load": "mean_load"}
+
+
+def read_benchmarks(root) -> pd.DataFrame:
+    """One row per job: ``rule``, ``job`` (the benchmark file below the rule's directory),
+    ``seconds``, ``peak_rss_mb``, ``cpu_seconds``, ``mean_load``.
+
+    Snakemake writes ``-`` or 0 where it could not measure (a job of a few milliseconds has
+    no memory sample): those read as missing, not as zero.
+    """
+    root = Path(root)
+    rows = []
+    for path in sorted(root.glob("*/**/*.tsv")):
+        table = pd.read_csv(path, sep="\t")
+        missing = set(_COLUMNS) - set(table.columns)
+        if missing:
+            raise ValueError(f"{path}: not a Snakemake benchmark file (no {sorted(missing)} "
+                             f"column)")
+        relative = path.relative_to(root)
+        for record in table.to_dict("records"):  # one row per repeat of the job
+            row = {"rule": relative.parts[0],
+                   "job": str(Path(*relative.parts[1:]).with_suffix(""))}
+            for column, name in _COLUMNS.items():
+                row[name] = pd.to_numeric(record[column], errors="coerce")
+            rows.append(row)
+    table = pd.DataFrame(rows, columns=["rule", "job", *_COLUMNS.values()])
+    table.loc[table["peak_rss_mb"] <= 0, "peak_rss_mb"] = float("nan")
+    return table
+
+
+def summarize(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per rule: jobs, total and longest seconds (and which job), CPU seconds, peak memory;
+    the rules that took longest first."""
+    if jobs.empty:
+        return pd.DataFrame(columns=["rule", "jobs", "total_seconds", "longest_seconds",
+                                     "longest_job", "cpu_seconds", "peak_rss_mb"])
+    longest = jobs.loc[jobs.groupby("rule")["seconds"].idxmax(), ["rule", "job"]]
+    summary = jobs.groupby("rule").agg(
+        jobs=("job", "size"), total_seconds=("seconds", "sum"),
+        longest_seconds=("seconds", "max"), cpu_seconds=("cpu_seconds", "sum"),
+        peak_rss_mb=("peak_rss_mb", "max")).reset_index()
+    summary = summary.merge(longest.rename(columns={"job": "longest_job"}), on="rule")
+    return summary.sort_values("total_seconds", ascending=False, ignore_index=True)[
+        ["rule", "jobs", "total_seconds", "longest_seconds", "longest_job", "cpu_seconds",
+         "peak_rss_mb"]]
+
+
+def _mb(value) -> str:
+    return "n/a" if pd.isna(value) else f"{value:,.0f}"
+
+
+def render_summary(summary: pd.DataFrame, profile: str) -> str:
+    """The per-rule summary as Markdown, with the run's totals on top."""
+    total = summary["total_seconds"].sum()
+    lines = [f"# Time and memory per rule ({profile} profile)", "",
+             f"{int(summary['jobs'].sum())} jobs, {total / 60:.1f} min of job time in all "
+             f"(summed over jobs: with N cores the run's wall time is shorter), largest peak "
+             f"memory of one job {_mb(summary['peak_rss_mb'].max())} MB. Measured by "
+             f"Snakemake's `benchmark:` files under `{BENCHMARK_DIR}/`.", "",
+             "| rule | jobs | total (s) | longest job (s) | longest job | CPU (s) | "
+             "peak RSS (MB) |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.rule} | {r.jobs} | {r.total_seconds:.1f} | {r.longest_seconds:.1f} | "
+              f"{r.longest_job} | {r.cpu_seconds:.1f} | {_mb(r.peak_rss_mb)} |"
+              for r in summary.itertuples()]
+    return "\n".join(lines) + "\n"

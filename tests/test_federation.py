@@ -153,3 +153,37 @@ def test_nan_or_inf_refused_whether_or_not_rows_are_copied(devices, bad):
         Federation.from_devices(X, devices)
     huge = np.full((4, 3), 1e308)  # the sum overflows, the entries are finite: accepted
     assert np.isfinite(Federation.from_devices(huge, devices).X).all()
+
+
+def test_site_weight_partitions_follow_the_site_weights():
+    from fedclust.federation import site_weight_partition
+    from fedclust.topology import Topology
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 3))
+    pa = Topology.preferential_attachment(30, 2, random_state=0)
+    degree = site_weight_partition(X, pa, "degree", random_state=0)
+    share = np.bincount(degree, minlength=30) / len(X)
+    expected = pa.degrees(pa.devices) / pa.degrees(pa.devices).sum()
+    np.testing.assert_allclose(share, expected, atol=0.01)
+    uniform = np.bincount(site_weight_partition(X, pa, "uniform", random_state=0)) / len(X)
+    np.testing.assert_allclose(uniform, 1 / 30, atol=0.006)
+    weighted = np.bincount(site_weight_partition(X, pa, "weighted", random_state=0),
+                           minlength=30)
+    assert weighted.max() > 3 * np.median(weighted)  # |N(0,1)| weights are uneven
+    # similarity: rows of one blob favour the nodes anchored in it, so two blobs spread over
+    # the nodes differently (total variation ~0.2; equal weights give the sampling noise)
+    grid = Topology.grid(4)
+    blobs = np.repeat(np.eye(3) * 20, 3000, axis=0) + rng.standard_normal((9000, 3))
+
+    def spread_gap(devices):
+        share = [np.bincount(part, minlength=16) / 3000 for part in devices.reshape(3, 3000)]
+        return 0.5 * np.abs(share[0] - share[1]).sum()
+
+    similar = site_weight_partition(blobs, grid, "similarity", random_state=1)
+    assert spread_gap(similar) > 0.12
+    assert spread_gap(site_weight_partition(blobs, grid, "uniform", random_state=1)) < 0.08
+    assert np.array_equal(similar, site_weight_partition(blobs, grid, "similarity",
+                                                         random_state=1))
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        site_weight_partition(X, grid, "random")

@@ -129,3 +129,16 @@ def test_bad_topologies_are_refused():
         grid.check_devices([0, 7])
     with pytest.raises(ValueError, match="flood sources"):
         grid.flood([9])
+
+
+def test_messages_climb_to_the_root_one_edge_per_round():
+    tree = Topology.grid(3).spanning_tree(root=4)
+    up = tree.to_root([0, 4, 8])
+    # node 0 is two hops from the centre of a 3x3 grid, node 8 too, the root none
+    assert up.n_transmissions == 4 and up.n_rounds == 2
+    for m, node in enumerate([0, 4, 8]):
+        hops = up.message == m
+        assert up.sender[hops].tolist() == tree.path_to_root(node)[:-1]
+        assert up.round[hops].tolist() == list(range(1, tree.depth[node] + 1))
+    with pytest.raises(ValueError, match="node 9 is not in the tree"):
+        tree.to_root([9])

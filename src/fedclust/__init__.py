@@ -9,6 +9,7 @@ from importlib import import_module
 
 _EXPORTS = {
     "Communication": "fedclust.communication",
+    "DistributedCoreset": "fedclust.algorithms",
     "DistributedLloyd": "fedclust.algorithms",
     "Federation": "fedclust.federation",
     "InfeasibleSettingError": "fedclust.exceptions",

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._validation import (
+    check_choice,
     check_data,
     check_devices,
     check_finite,
@@ -29,7 +30,10 @@ from ._validation import (
 from .topology import Topology
 
 __all__ = ["Federation", "iid_partition", "structured_partition", "subset_partition",
-           "device_clusters_of"]
+           "site_weight_partition", "device_clusters_of", "SITE_WEIGHT_SCHEMES"]
+
+#: The partitions of Balcan, Ehrlich & Liang (2013, Sec. 5), see :func:`site_weight_partition`.
+SITE_WEIGHT_SCHEMES = ("uniform", "similarity", "weighted", "degree")
 
 
 @njit(parallel=True, cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
@@ -249,6 +253,82 @@ def iid_partition(n_samples: int, n_devices: int, random_state=None) -> np.ndarr
     rng = check_random_state(random_state)
     devices = np.arange(n_samples) % n_devices
     return rng.permutation(devices)
+
+
+def site_weight_partition(X, topology, scheme: str, *, random_state=None,
+                          chunk_rows: int = 65536) -> np.ndarray:
+    """Send every row to a node of ``topology`` with probability proportional to the node's
+    weight (Balcan, Ehrlich & Liang 2013, Sec. 5), independently row by row.
+
+    Schemes (the paper's four):
+
+    * ``"uniform"`` -- equal weights;
+    * ``"weighted"`` -- one weight per node drawn from ``|N(0, 1)|``;
+    * ``"degree"`` -- the node's degree in ``topology``;
+    * ``"similarity"`` -- every node draws an anchor row of ``X`` uniformly; a row's weight
+      for a node is its similarity to the anchor. The paper does not say which similarity:
+      we take the Gaussian kernel ``exp(-||x - a||^2 / (2 s^2))`` with ``s^2`` the median
+      squared distance from the rows to the anchors (the median heuristic) -- *not in the
+      paper*.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, d)
+    topology : Topology
+        Its devices are the nodes rows go to (a star's server gets none).
+    scheme : {"uniform", "similarity", "weighted", "degree"}
+    random_state : int, Generator or None
+    chunk_rows : int
+        Rows whose node probabilities are held at once (``"similarity"``).
+
+    Returns
+    -------
+    devices : ndarray of shape (n_samples,)
+        A node id per row; a node may receive no row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust.topology import Topology
+    >>> star = Topology.preferential_attachment(20, 2, random_state=0)
+    >>> devices = site_weight_partition(np.zeros((1000, 2)), star, "degree", random_state=0)
+    >>> int(devices.min()) >= 0 and int(devices.max()) < 20
+    True
+    """
+    check_choice(scheme, "scheme", set(SITE_WEIGHT_SCHEMES))
+    X = check_data(X)
+    rng = check_random_state(random_state)
+    nodes = np.asarray(topology.devices)
+    n = X.shape[0]
+    if scheme != "similarity":
+        if scheme == "uniform":
+            weights = np.ones(len(nodes))
+        elif scheme == "weighted":
+            weights = np.abs(rng.standard_normal(len(nodes)))
+        else:
+            weights = topology.degrees(nodes).astype(np.float64)
+        return nodes[rng.choice(len(nodes), size=n, p=weights / weights.sum())]
+    anchors = X[rng.integers(n, size=len(nodes))].astype(np.float64)
+    a_sq = np.einsum("ij,ij->i", anchors, anchors)
+
+    def sq_to_anchors(rows):
+        rows = rows.astype(np.float64)
+        return np.maximum(np.einsum("ij,ij->i", rows, rows)[:, None] - 2 * rows @ anchors.T
+                          + a_sq[None], 0.0)
+
+    # the median heuristic on (at most) 10,000 rows: the scale, not the partition, is sampled
+    probe = X[np.sort(rng.choice(n, size=min(n, 10_000), replace=False))]
+    scale = 2 * float(np.median(sq_to_anchors(probe))) or 1.0
+    devices = np.empty(n, dtype=nodes.dtype)
+    for start in range(0, n, chunk_rows):
+        sq = sq_to_anchors(X[start:start + chunk_rows])
+        # exp(-sq / scale) per node, normalized per row and computed stably (largest = 1)
+        p = np.exp(-(sq - sq.min(axis=1, keepdims=True)) / scale)
+        cumulative = np.cumsum(p, axis=1)
+        u = rng.random(len(sq))[:, None] * cumulative[:, -1:]
+        choice = np.minimum((cumulative < u).sum(axis=1), len(nodes) - 1)
+        devices[start:start + len(sq)] = nodes[choice]
+    return devices
 
 
 def device_clusters_of(devices, labels) -> np.ndarray:

@@ -374,10 +374,10 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
 
 def _means(sums: np.ndarray, totals: np.ndarray, previous: np.ndarray) -> np.ndarray:
     """Lloyd's update from a pass's sums: a cluster of total weight <= 0 keeps its center."""
-    flat = previous.reshape(-1, previous.shape[-1])
-    centers = flat.copy()
-    filled = totals > 0
-    centers[filled] = sums[filled] / totals[filled, None]
+    centers = np.array(previous, copy=True).reshape(-1, previous.shape[-1])
+    # in place: with one center set per device these arrays are as large as the data
+    np.divide(sums, totals[:, None], out=centers, where=(totals > 0)[:, None],
+              casting="unsafe")
     return centers.reshape(previous.shape)
 
 

@@ -309,6 +309,24 @@ class SpanningTree(Topology):
             path.append(self.parent[path[-1]])
         return path
 
+    def to_root(self, sources) -> Flood:
+        """Every transmission of messages that climb from ``sources`` to the root, one edge
+        per round (Balcan et al., Theorem 3: a portion crosses ``depth`` edges)."""
+        sources = np.asarray(sources, dtype=np.int64).ravel()
+        sender, receiver, message, rnd = [], [], [], []
+        for m, node in enumerate(sources.tolist()):
+            if node not in self.parent:
+                raise ValueError(f"node {node} is not in the tree {self.name!r}")
+            path = self.path_to_root(node)
+            sender += path[:-1]
+            receiver += path[1:]
+            message += [m] * (len(path) - 1)
+            rnd += list(range(1, len(path)))
+        as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
+        return Flood(sender=as_array(sender), receiver=as_array(receiver),
+                     message=as_array(message), round=as_array(rnd), sources=sources,
+                     n_rounds=max(rnd, default=0))
+
 
 def _device_ids(devices) -> np.ndarray:
     if np.ndim(devices) == 0:

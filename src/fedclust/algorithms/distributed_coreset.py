@@ -1,0 +1,259 @@
+"""Distributed k-means on general topologies through a distributed coreset.
+
+(Balcan, Ehrlich & Liang, "Distributed k-Means and k-Median Clustering on General Topologies",
+NeurIPS 2013.) The nodes build one coreset of all the data together (Algorithm 1, see
+:mod:`fedclust.coreset`), share its portions over the communication graph, and every node
+solves the weighted k-means problem on the whole coreset (Algorithm 2). The three ways of
+building the coreset the paper compares are the ``construction`` parameter:
+
+* ``"distributed"`` -- Algorithm 1: node ``i`` draws ``t_i = t M_i / sum_j M_j`` points, in
+  proportion to the cost of its local solution (the costs are shared first);
+* ``"combine"`` -- COMBINE: every node builds a coreset of its own data with the same number of
+  points ``t / n`` and the coresets are pooled (no costs shared);
+* ``"zhang"`` -- Zhang et al. (2008), on a rooted spanning tree (breadth-first from a uniformly
+  random root, as the paper's Sec. 5 restricts a graph): from the leaves up, every node builds a
+  coreset of ``t / n`` points of its own data together with the coresets its children sent, and
+  sends it to its parent; the root solves on its own coreset.
+
+How the portions travel depends on the topology: on a star every node sends to the server
+(communication = the coreset's size, Sec. 4); on a rooted tree (:class:`SpanningTree`) every
+portion climbs to the root, crossing ``depth(i)`` edges (Theorem 3); on any other graph the
+portions are flooded by Message-Passing (Algorithm 3), every node forwarding every new portion
+to all its neighbours, so each portion crosses each edge twice (Theorem 2). The local costs
+travel the same way (one float each). The solution stays where it is computed (every node on a
+general graph, the server on a star, the root on a tree): no message carries it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_int
+from ..centralized import best_kmeans
+from ..communication import SERVER
+from ..coreset import (
+    Coreset,
+    equal_shares,
+    local_solutions,
+    proportional_shares,
+    sample_coreset,
+)
+from ..federation import Federation
+from ..lloyd import assign
+from ..topology import SpanningTree, Topology
+from ._base import FederatedClusteringMixin
+
+__all__ = ["DistributedCoreset"]
+
+
+class DistributedCoreset(FederatedClusteringMixin):
+    """k-means on a distributed coreset (Balcan, Ehrlich & Liang 2013), or its baselines.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    coreset_size : int, default=1000
+        ``t``: points drawn in all, over every node (the coreset also holds every node's ``k``
+        local centers). For ``"zhang"`` every node draws ``t / n`` points.
+    construction : {"distributed", "combine", "zhang"}, default="distributed"
+        See the module docstring.
+    topology : Topology or None, default=None
+        The communication graph over the device ids; None is a star around a server. For
+        ``"zhang"`` a graph that is not a :class:`~fedclust.topology.SpanningTree` is reduced
+        to the breadth-first tree from a uniformly random root.
+    n_init : int, default=5
+        Restarts (weighted k-means++ then weighted Lloyd) of the solve on the coreset; the
+        lowest coreset cost is kept (the paper runs Lloyd's algorithm on the coreset and leaves
+        its initialization open: *not in the paper*).
+    max_iter : int, default=300
+        Lloyd iterations at most, in the local solutions and in the solve.
+    random_state : int, Generator or None, default=None
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    labels_ : ndarray of shape (n_samples,)
+        Nearest center of every training row.
+    inertia_ : float
+        k-means cost of the training data (not of the coreset).
+    n_iter_ : int
+        Lloyd iterations of the kept solve on the coreset.
+    coreset_ : Coreset
+        The coreset the solution was computed on (for ``"zhang"``: the root's).
+    coreset_cost_ : float
+        Weighted cost of the coreset under ``cluster_centers_``.
+    local_costs_ : ndarray of shape (n_devices,)
+        Cost of every node's local solution (sorted device order); for ``"zhang"`` of the
+        node's combined input.
+    tree_ : SpanningTree or None
+        The tree a ``"zhang"`` fit (or a fit on a tree) ran on.
+    communication_ : Communication
+        Kinds ``local_cost`` (one float per hop) and ``coreset`` (``d + 1`` floats per point
+        and hop: the coordinates and the weight). ``points_transmitted`` (a note) counts
+        points over hops, the paper's measure of communication.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust import DistributedCoreset
+    >>> from fedclust.topology import Topology
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 0.1, (200, 2)), rng.normal(5, 0.1, (200, 2))]
+    >>> devices = np.arange(400) % 9
+    >>> km = DistributedCoreset(2, coreset_size=60, topology=Topology.grid(3),
+    ...                         random_state=0).fit(X, devices)
+    >>> [round(float(c)) for c in sorted(km.cluster_centers_[:, 0])]
+    [0, 5]
+    >>> km.coreset_.size  # 60 draws and 2 local centers on each of the 9 nodes
+    78
+    """
+
+    def __init__(self, n_clusters=8, coreset_size=1000, *, construction="distributed",
+                 topology=None, n_init=5, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.coreset_size = coreset_size
+        self.construction = construction
+        self.topology = topology
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_int(self.n_clusters, "n_clusters", low=1)
+        check_int(self.coreset_size, "coreset_size", low=0)
+        check_choice(self.construction, "construction", {"distributed", "combine", "zhang"})
+        if self.topology is not None and not isinstance(self.topology, Topology):
+            raise TypeError(f"topology must be a fedclust.topology.Topology or None; got "
+                            f"{type(self.topology).__name__}")
+        check_int(self.n_init, "n_init", low=1)
+        check_int(self.max_iter, "max_iter", low=1)
+
+    def _fit(self, federation, rng, comm, callback):
+        k, d = self.n_clusters, federation.n_features
+        self.tree_ = None
+        if self.construction == "zhang":
+            coreset, costs = self._zhang(federation, rng, comm)
+        else:
+            local = local_solutions(federation, k, random_state=rng, max_iter=self.max_iter)
+            Z = federation.n_devices
+            if self.construction == "distributed":
+                # Algorithm 1, round 1: every node learns every cost (one float each)
+                self._share(federation, np.ones(Z, dtype=np.int64), "local_cost", 1, comm)
+                shares = proportional_shares(self.coreset_size, local.costs)
+            else:
+                shares = equal_shares(self.coreset_size, Z)
+            coreset = sample_coreset(federation, local, shares, random_state=rng)
+            sizes = coreset.portion_sizes(Z)
+            points = self._share(federation, sizes, "coreset", d + 1, comm)
+            comm.note("points_transmitted", points)
+            costs = local.costs
+        seeds = rng.integers(2**63 - 1, size=self.n_init)
+        result = best_kmeans(coreset.points, k, seeds, sample_weight=coreset.weights,
+                             max_iter=self.max_iter)
+        self.cluster_centers_ = result.centers.astype(federation.X.dtype, copy=False)
+        self.labels_ = federation.to_original_order(assign(federation.X,
+                                                           self.cluster_centers_)[0])
+        self.n_iter_ = result.n_iter
+        self.coreset_ = coreset
+        self.coreset_cost_ = result.inertia
+        self.local_costs_ = costs
+        comm.note("coreset_size", coreset.size)
+
+    # ----------------------------------------------------------------- communication
+    def _share(self, federation: Federation, sizes: np.ndarray, kind: str, floats_per: int,
+               comm) -> int:
+        """Send every node's message of ``sizes[z]`` items (``floats_per`` floats each) to
+        where the solve happens: the server of a star, the root of a tree, every node of any
+        other graph (flooding). Returns items over hops; counts the rounds."""
+        network = federation.network
+        ids = federation.device_ids
+        senders = np.flatnonzero(sizes > 0)
+        if network.is_star:
+            comm.send(kind, ids[senders], SERVER, floats=sizes[senders] * floats_per)
+            if kind == "local_cost":  # the server returns the sum every node needs
+                comm.send("total_cost", SERVER, ids, floats=1)
+                comm.add_rounds(1)
+            comm.add_rounds(1)
+            return int(sizes.sum())
+        if isinstance(network, SpanningTree):
+            self.tree_ = network
+            up = network.to_root(ids[senders])
+            items = sizes[senders][up.message]
+            comm.send(kind, up.sender, up.receiver, floats=items * floats_per)
+            comm.add_rounds(up.n_rounds)
+            if kind == "local_cost":  # the root sends the sum back down the tree
+                down = network.flood([network.root], echo=False)
+                comm.send("total_cost", down.sender, down.receiver, floats=1)
+                comm.add_rounds(down.n_rounds)
+            return int(items.sum())
+        flood = network.flood(ids[senders])
+        items = sizes[senders][flood.message]
+        comm.send(kind, flood.sender, flood.receiver, floats=items * floats_per)
+        comm.add_rounds(flood.n_rounds)
+        return int(items.sum())
+
+    # ----------------------------------------------------------------- Zhang et al.
+    def _zhang(self, federation: Federation, rng, comm):
+        """Coresets merged up a rooted spanning tree, level by level (every level's nodes in
+        one batched construction)."""
+        network = federation.network
+        if network.is_star:
+            raise ValueError("construction='zhang' needs a graph over the devices (a star has "
+                             "a server and no tree among the devices): pass topology=")
+        tree = network if isinstance(network, SpanningTree) else \
+            network.spanning_tree(random_state=rng)
+        self.tree_ = tree
+        k, d, Z = self.n_clusters, federation.n_features, federation.n_devices
+        per_node = max(1, self.coreset_size // max(Z, 1))
+        position = {int(v): z for z, v in enumerate(federation.device_ids)}
+        received: dict[int, list[Coreset]] = {}
+        root_coreset = None
+        costs = np.zeros(Z)
+        points_sent = 0
+        by_depth: dict[int, list[int]] = {}
+        for node, depth in tree.depth.items():
+            if node != SERVER:
+                by_depth.setdefault(depth, []).append(int(node))
+        for depth in sorted(by_depth, reverse=True):
+            inputs = []
+            for node in sorted(by_depth[depth]):
+                parts = received.pop(node, [])
+                X = [c.points for c in parts]
+                w = [c.weights for c in parts]
+                if node in position:
+                    z = position[node]
+                    X.append(federation.device_data(z))
+                    rows = slice(federation.offsets[z], federation.offsets[z + 1])
+                    w.append(federation.row_weights[rows])
+                if X:
+                    inputs.append((node, np.concatenate(X), np.concatenate(w)))
+            if not inputs:
+                continue
+            level = Federation.from_devices(
+                np.concatenate([x for _, x, _ in inputs]),
+                np.repeat([node for node, _, _ in inputs], [len(x) for _, x, _ in inputs]),
+                sample_weight=np.concatenate([w for _, _, w in inputs]),
+                allow_negative_weights=True)
+            local = local_solutions(level, k, random_state=rng, max_iter=self.max_iter)
+            coreset = sample_coreset(level, local, np.full(level.n_devices, per_node),
+                                     random_state=rng)
+            for z, node in enumerate(level.device_ids):
+                mine = coreset.source == z
+                portion = Coreset(points=coreset.points[mine], weights=coreset.weights[mine],
+                                  source=np.zeros(int(mine.sum()), dtype=np.int64),
+                                  is_center=coreset.is_center[mine])
+                if int(node) in position:
+                    costs[position[int(node)]] = local.costs[z]
+                if int(node) == tree.root:
+                    root_coreset = portion
+                    continue
+                parent = tree.parent[int(node)]
+                received.setdefault(parent, []).append(portion)
+                comm.send("coreset", int(node), parent, floats=portion.size * (d + 1))
+                points_sent += portion.size
+        if root_coreset is None:
+            raise ValueError(f"the root {tree.root} of {tree.name!r} received no data")
+        comm.add_rounds(tree.height)
+        comm.note("points_transmitted", points_sent)
+        return root_coreset, costs
+

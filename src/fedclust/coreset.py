@@ -1,0 +1,245 @@
+"""Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013): the construction itself.
+
+A coreset of ``P`` is a weighted set ``D`` whose weighted k-means cost approximates the cost of
+``P`` for every set of centers. Algorithm 1 of the paper builds one without moving data:
+
+1. every node ``i`` computes a constant-factor solution ``B_i`` of its own points (here
+   ``k`` centers: k-means++ seeding refined by Lloyd, all nodes in one batched call) and shares
+   its cost ``M_i = sum_p m_p`` with ``m_p = cost(p, B_i)`` (squared distance for k-means);
+2. node ``i`` draws ``t_i = t M_i / sum_j M_j`` points i.i.d. **with replacement**, ``p`` with
+   probability ``m_p / M_i``; a draw ``q`` weighs ``w_q = M_i / (t_i m_q)``. The algorithm box
+   prints ``sum_{z in P_i} m_z / (t m_q)`` (the node's own sum over the global ``t``), which
+   underestimates every weight by ``t_i / t``; the proof of Lemma 2 uses the global sum over
+   ``|S| = t``, ``sum_{z in P} m_z / (t m_q)``, which is the unbiased weight and equals
+   ``M_i / (t_i m_q)``. We use the latter with the realized ``t_i`` (after rounding);
+3. every center ``b`` of ``B_i`` weighs ``w_b = |P_b| - sum_{q in P_b cap S_i} w_q`` (``P_b``
+   its Voronoi cell in ``P_i``; draws counted with multiplicity). ``w_b`` can be negative: the
+   coreset keeps it (the paper's weights are real, Definition 1), and the weighted solver
+   accepts negative weights (:mod:`fedclust.lloyd`). The weights of a node's portion always
+   add up to its number of points.
+
+A node with at most ``t_i`` points sends its points as they are (weight 1 each, or their own
+weights) and no centers. Inputs may themselves be weighted, with signed weights (Zhang et al.'s
+tree construction compresses its children's coresets again): a point of weight ``v_p`` is then
+drawn with probability ``|v_p| m_p / M_i`` (``M_i = sum |v_p| m_p``) and weighs
+``sign(v_q) M_i / (t_i m_q)``, which keeps every estimate unbiased, and ``|P_b|`` becomes the
+cell's total weight.
+
+COMBINE (each node builds its own coreset of an equal share ``t / n`` of the points) is the same
+construction with equal sample sizes: :func:`equal_shares`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_random_state
+from .federation import Federation
+from .lloyd import lloyd_by_device
+from .seeding import kmeans_plusplus_by_device
+
+__all__ = ["Coreset", "LocalSolutions", "local_solutions", "proportional_shares",
+           "equal_shares", "sample_coreset", "theoretical_coreset_size"]
+
+
+@dataclass
+class LocalSolutions:
+    """Every node's constant-factor solution ``B_i`` (Algorithm 1, step 1).
+
+    Attributes
+    ----------
+    centers : ndarray of shape (n_devices, k, d)
+    valid : ndarray of shape (n_devices, k) of bool
+        False pads a node with fewer than ``k`` centers (fewer points of positive weight).
+    labels : ndarray of shape (n_samples,)
+        Nearest center of every row (sorted-row order): its cell ``P_b``.
+    row_costs : ndarray of shape (n_samples,)
+        ``m_p``, the squared distance of every row to its nearest center.
+    costs : ndarray of shape (n_devices,)
+        ``M_i = sum_p |v_p| m_p``, what each node shares.
+    """
+
+    centers: np.ndarray
+    valid: np.ndarray
+    labels: np.ndarray
+    row_costs: np.ndarray
+    costs: np.ndarray
+
+
+@dataclass
+class Coreset:
+    """A weighted point set and which node contributed each point.
+
+    Attributes
+    ----------
+    points : ndarray of shape (size, d)
+    weights : ndarray of shape (size,)
+        Real weights (negative ones possible on centers).
+    source : ndarray of shape (size,)
+        Position (sorted device order) of the node whose portion holds the point.
+    is_center : ndarray of shape (size,) of bool
+        True for a center of ``B_i``, False for a sampled (or sent as is) point.
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    source: np.ndarray
+    is_center: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.weights)
+
+    def portion_sizes(self, n_devices: int) -> np.ndarray:
+        """Points in every node's portion ``D_i``."""
+        return np.bincount(self.source, minlength=n_devices)
+
+
+def local_solutions(federation: Federation, n_clusters: int, *, random_state=None,
+                    max_iter: int = 300) -> LocalSolutions:
+    """Algorithm 1, step 1 on every node: ``k`` centers by k-means++ seeding and Lloyd's
+    refinement (the paper leaves the constant-factor algorithm open; k-means++ alone is an
+    ``O(log k)`` approximation in expectation, Lloyd only lowers its cost), weighted by the
+    rows' weights. A node with at most ``k`` points of positive weight takes them all."""
+    w = federation.weights
+    positive = np.bincount(federation.device_of_row, weights=federation.row_weights > 0,
+                           minlength=federation.n_devices).astype(np.int64)
+    if (positive == 0).any():
+        z = int(np.flatnonzero(positive == 0)[0])
+        raise ValueError(f"device {federation.device_ids[z]} has no point of positive weight: "
+                         f"it has no local solution to build a coreset portion from")
+    per_device = np.minimum(n_clusters, positive)
+    rows = kmeans_plusplus_by_device(federation, per_device, random_state=random_state)
+    valid = rows >= 0
+    init = federation.X[np.maximum(rows, 0)]
+    result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter, weights=w)
+    row_costs = result.sq_distances.astype(np.float64)
+    costs = np.bincount(federation.device_of_row,
+                        weights=np.abs(federation.row_weights) * row_costs,
+                        minlength=federation.n_devices)
+    return LocalSolutions(centers=result.centers, valid=valid, labels=result.labels,
+                          row_costs=row_costs, costs=costs)
+
+
+def _largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:
+    """Integers that add up to ``total``, each the floor of its quota or one more (the
+    largest fractional parts round up; ties to the lower index)."""
+    floors = np.floor(quotas).astype(np.int64)
+    short = int(total - floors.sum())
+    if short > 0:
+        order = np.argsort(-(quotas - floors), kind="stable")
+        floors[order[:short]] += 1
+    return floors
+
+
+def proportional_shares(total: int, costs: np.ndarray) -> np.ndarray:
+    """Algorithm 1, step 2: ``t_i = t M_i / sum_j M_j``, rounded by largest remainder so that
+    the shares add up to ``t`` (the paper does not say how ``t_i`` is rounded). A node of cost
+    0 (every point on a center) gets no share; all-zero costs give every share 0."""
+    costs = np.asarray(costs, dtype=np.float64)
+    if costs.sum() <= 0:
+        return np.zeros(len(costs), dtype=np.int64)
+    return _largest_remainder(total * costs / costs.sum(), total)
+
+
+def equal_shares(total: int, n_devices: int) -> np.ndarray:
+    """COMBINE's shares: ``t / n`` points per node (largest remainder: they add up to ``t``)."""
+    return _largest_remainder(np.full(n_devices, total / n_devices), total)
+
+
+def _draw_rows(federation: Federation, mass: np.ndarray, shares: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+    """``shares[i]`` rows of every node i.i.d. with probability proportional to ``mass``,
+    all nodes at once (sorted-row indices, grouped by node)."""
+    owner = np.repeat(np.arange(federation.n_devices), shares)
+    cumulative = np.cumsum(mass)
+    start = federation.offsets[:-1]
+    before = np.where(start > 0, cumulative[np.maximum(start - 1, 0)], 0.0)
+    node_mass = cumulative[federation.offsets[1:] - 1] - before
+    # 1 - U lies in (0, 1]: the draw lands past the node's leading zero-mass rows
+    target = before[owner] + (1.0 - rng.random(len(owner))) * node_mass[owner]
+    rows = np.searchsorted(cumulative, target, side="left")
+    # rounding can push a target past the node's last row of positive mass: pull it back
+    last_positive = np.maximum.accumulate(np.where(mass > 0, np.arange(len(mass)), -1))
+    rows = np.minimum(rows, last_positive[federation.offsets[1:] - 1][owner])
+    return rows
+
+
+def sample_coreset(federation: Federation, local: LocalSolutions, shares: np.ndarray, *,
+                   random_state=None) -> Coreset:
+    """Algorithm 1, step 2 on every node: the portions ``S_i cup B_i`` and their weights.
+
+    Parameters
+    ----------
+    federation : Federation
+        The nodes' points (and their weights, possibly signed).
+    local : LocalSolutions
+        :func:`local_solutions` of ``federation``.
+    shares : ndarray of int, shape (n_devices,)
+        ``t_i``, the points each node draws (:func:`proportional_shares`,
+        :func:`equal_shares`). A node with at most ``t_i`` points sends its points as they
+        are; a node of cost 0 (or share 0) sends its centers alone.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    Coreset
+    """
+    rng = check_random_state(random_state)
+    Z, k = local.valid.shape
+    v = federation.row_weights
+    shares = np.asarray(shares, dtype=np.int64)
+    whole = federation.device_sizes <= shares
+    # a node of cost 0 has every point on a center: its centers alone are exact
+    draws = np.where(whole | (local.costs <= 0), 0, shares)
+    mass = np.abs(v) * local.row_costs
+    rows = _draw_rows(federation, np.where(draws[federation.device_of_row] > 0, mass, 0.0),
+                      draws, rng)
+    owner = federation.device_of_row[rows]
+    sample_w = np.sign(v[rows]) * local.costs[owner] / (draws[owner] * local.row_costs[rows])
+    # w_b = (weight of the cell) - (weight drawn from it), for the nodes that compress
+    cell = federation.device_of_row * k + local.labels
+    center_w = (np.bincount(cell, weights=v, minlength=Z * k)
+                - np.bincount(cell[rows], weights=sample_w, minlength=Z * k)).reshape(Z, k)
+    keep_center = local.valid & ~whole[:, None]
+    center_node, center_slot = np.nonzero(keep_center)
+    sent_whole = np.flatnonzero(whole[federation.device_of_row])
+    points = np.concatenate([federation.X[sent_whole], federation.X[rows],
+                             local.centers[center_node, center_slot]])
+    weights = np.concatenate([v[sent_whole], sample_w, center_w[center_node, center_slot]])
+    source = np.concatenate([federation.device_of_row[sent_whole], owner, center_node])
+    is_center = np.r_[np.zeros(len(sent_whole) + len(rows), dtype=bool),
+                      np.ones(len(center_node), dtype=bool)]
+    order = np.argsort(source, kind="stable")  # portions contiguous, node by node
+    return Coreset(points=points[order], weights=weights[order], source=source[order],
+                   is_center=is_center[order])
+
+
+def theoretical_coreset_size(n_clusters: int, n_features: int, n_devices: int, *,
+                             epsilon: float, delta: float, objective: str = "kmeans",
+                             constant: float = 1.0) -> float:
+    """The coreset size Theorem 1 asks for, with the constant its O() hides set to
+    ``constant`` (the paper gives none; 1 is our choice, stated wherever a size is compared
+    with it).
+
+    k-means: ``(kd + log(1/delta)) / epsilon^4 + nk log(nk / delta)``;
+    k-median: ``(kd + log(1/delta)) / epsilon^2 + nk``. Algorithm 2 builds an
+    ``epsilon / 2``-coreset for a ``(1 + epsilon) alpha`` solution: pass ``epsilon / 2``.
+
+    Examples
+    --------
+    >>> round(theoretical_coreset_size(50, 90, 100, epsilon=0.1, delta=0.1))
+    45077125
+    """
+    k, d, n = n_clusters, n_features, n_devices
+    if not 0 < epsilon < 1 or not 0 < delta < 1:
+        raise ValueError(f"epsilon and delta must lie in (0, 1); got {epsilon}, {delta}")
+    if objective == "kmeans":
+        size = (k * d + np.log(1 / delta)) / epsilon**4 + n * k * np.log(n * k / delta)
+    elif objective == "kmedian":
+        size = (k * d + np.log(1 / delta)) / epsilon**2 + n * k
+    else:
+        raise ValueError(f"objective must be 'kmeans' or 'kmedian'; got {objective!r}")
+    return constant * float(size)

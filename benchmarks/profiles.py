@@ -33,7 +33,7 @@ from bench_kernel import machine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO / "src"))
-from fedclust.pipeline.benchmarks import SUMMARY_CSV, render_summary  # noqa: E402
+from fedclust.pipeline.benchmarks import SUMMARY_CSV, format_mb, render_summary  # noqa: E402
 
 
 def config_file(profile: str) -> Path:
@@ -71,15 +71,16 @@ def record(profile: str, cores: int, wall: float, workdir: Path) -> None:
     summary = pd.read_csv(workdir / SUMMARY_CSV)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                             capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "src",
-                            "workflow", "config"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "src", "workflow", "config"],
+                           cwd=REPO, capture_output=True, text=True)
     if dirty.stdout.strip():
         commit += " (with uncommitted changes)"
     row = {"profile": profile, "cores": cores, "wall_minutes": round(wall / 60, 1),
            "jobs": int(summary["jobs"].sum()),
            "job_minutes": round(summary["total_seconds"].sum() / 60, 1),
-           "peak_rss_mb": round(summary["peak_rss_mb"].max()),
-           "slowest_rule": summary.iloc[0]["rule"], "claims": status_counts(workdir),
+           "peak_rss_mb": summary["peak_rss_mb"].max(),
+           "slowest_rule": summary.iloc[0]["rule"] if len(summary) else "none",
+           "claims": status_counts(workdir),
            "commit": commit, "date": date.today().isoformat(), "machine": machine()}
     OUT.mkdir(exist_ok=True)
     header = (f"Wall time {wall / 60:.1f} min with `--cores {cores}` "
@@ -99,8 +100,8 @@ def record(profile: str, cores: int, wall: float, workdir: Path) -> None:
              "slowest rule | reproduction | commit | date | machine |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.profile} | {r.cores} | {r.wall_minutes} | {r.jobs} | {r.job_minutes} | "
-              f"{r.peak_rss_mb:,} | {r.slowest_rule} | {r.claims} | {r.commit} | {r.date} | "
-              f"{r.machine} |" for r in table.itertuples()]
+              f"{format_mb(r.peak_rss_mb)} | {r.slowest_rule} | {r.claims} | {r.commit} | "
+              f"{r.date} | {r.machine} |" for r in table.itertuples()]
     (OUT / "profiles.md").write_text("\n".join(lines) + "\n")
     print((OUT / "profiles.md").read_text())
 

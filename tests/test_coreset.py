@@ -122,3 +122,15 @@ def test_theoretical_sizes_follow_theorem_1():
                                     constant=3) == pytest.approx(3 * kmedian)
     with pytest.raises(ValueError, match="epsilon and delta must lie in"):
         theoretical_coreset_size(k, d, n, epsilon=1.5, delta=delta)
+
+
+def test_a_tiny_node_after_a_huge_one_still_draws_its_own_points(rng):
+    # one cumulative sum over all nodes would round the small node's mass away
+    X = np.r_[rng.standard_normal((200, 2)) * 1e6, rng.standard_normal((200, 2)) * 1e-6]
+    fed = Federation.from_devices(X, np.repeat([0, 1], 200))
+    local = local_solutions(fed, 2, random_state=0)
+    core = sample_coreset(fed, local, equal_shares(100, 2), random_state=0)
+    assert core.portion_sizes(2).tolist() == [52, 52]
+    np.testing.assert_allclose(np.bincount(core.source, weights=core.weights), [200, 200])
+    small = (core.source == 1) & ~core.is_center
+    assert np.abs(core.points[small]).max() < 1e-4

@@ -189,9 +189,11 @@ def test_segment_sums_match_np_add_at(rng):
     assert sums[37:].sum() == 0.0
 
 
-def test_float32_data_stays_float32_and_agrees_with_float64(rng):
-    centers = rng.standard_normal((6, 20)) * 10
-    X = (centers[rng.integers(0, 6, size=2000)] + rng.standard_normal((2000, 20)))
+@pytest.mark.parametrize("k", [6, 40])  # direct loops, then one BLAS GEMM per block
+def test_float32_data_stays_float32_and_agrees_with_float64(rng, k):
+    assert (k <= kernel._DIRECT_MAX_K) == (k == 6)
+    centers = rng.standard_normal((k, 20)) * 10
+    X = (centers[rng.integers(0, k, size=2000)] + rng.standard_normal((2000, 20)))
     result32 = lloyd(X.astype(np.float32), centers)
     result64 = lloyd(X, centers)
     assert result32.centers.dtype == np.float32 and result32.sq_distances.dtype == np.float32
@@ -208,12 +210,13 @@ def test_sq_distances_to_given_centers(rng):
                                ((X - C[labels]) ** 2).sum(axis=1), rtol=1e-12)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted):
+@pytest.mark.parametrize("weighted, dtype", [(False, np.float64), (True, np.float64),
+                                             (False, np.float32)])
+def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted, dtype):
     # many small devices run device by device; forcing the other route must change nothing
     sizes = rng.integers(1, 40, size=40)
     devices = np.repeat(np.arange(40), sizes)
-    X = rng.standard_normal((sizes.sum(), 5)) + 2 * (devices % 3)[:, None]
+    X = (rng.standard_normal((sizes.sum(), 5)) + 2 * (devices % 3)[:, None]).astype(dtype)
     w = rng.random(sizes.sum()) + 0.1 if weighted else None
     fed = Federation.from_devices(X, devices, sample_weight=w)
     init = np.stack([fed.X[fed.offsets[z] + np.arange(3) % sizes[z]] for z in range(40)])

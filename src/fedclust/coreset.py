@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from ._validation import check_random_state
 from .federation import Federation
@@ -149,21 +150,32 @@ def equal_shares(total: int, n_devices: int) -> np.ndarray:
     return _largest_remainder(np.full(n_devices, total / n_devices), total)
 
 
+@njit(parallel=True, cache=True)
+def _draw_kernel(mass, offsets, draw_offsets, uniforms, rows):  # pragma: no cover (compiled)
+    for z in prange(len(offsets) - 1):
+        first, count = draw_offsets[z], draw_offsets[z + 1] - draw_offsets[z]
+        if count == 0:
+            continue
+        # the node's own cumulative mass: another node's scale cannot swallow it
+        cumulative = np.cumsum(mass[offsets[z]:offsets[z + 1]])
+        last = len(cumulative) - 1
+        while mass[offsets[z] + last] <= 0.0:
+            last -= 1
+        for j in range(count):
+            # 1 - U lies in (0, 1]: the draw lands past the node's leading zero-mass rows
+            i = np.searchsorted(cumulative, uniforms[first + j] * cumulative[-1], side="left")
+            rows[first + j] = offsets[z] + min(i, last)
+
+
 def _draw_rows(federation: Federation, mass: np.ndarray, shares: np.ndarray,
                rng: np.random.Generator) -> np.ndarray:
-    """``shares[i]`` rows of every node i.i.d. with probability proportional to ``mass``,
-    all nodes at once (sorted-row indices, grouped by node)."""
-    owner = np.repeat(np.arange(federation.n_devices), shares)
-    cumulative = np.cumsum(mass)
-    start = federation.offsets[:-1]
-    before = np.where(start > 0, cumulative[np.maximum(start - 1, 0)], 0.0)
-    node_mass = cumulative[federation.offsets[1:] - 1] - before
-    # 1 - U lies in (0, 1]: the draw lands past the node's leading zero-mass rows
-    target = before[owner] + (1.0 - rng.random(len(owner))) * node_mass[owner]
-    rows = np.searchsorted(cumulative, target, side="left")
-    # rounding can push a target past the node's last row of positive mass: pull it back
-    last_positive = np.maximum.accumulate(np.where(mass > 0, np.arange(len(mass)), -1))
-    rows = np.minimum(rows, last_positive[federation.offsets[1:] - 1][owner])
+    """``shares[i]`` rows of every node i.i.d. with probability proportional to ``mass`` (of
+    positive total on every node with a share), all nodes at once (sorted-row indices,
+    grouped by node)."""
+    draw_offsets = np.concatenate([[0], np.cumsum(shares)]).astype(np.int64)
+    uniforms = 1.0 - rng.random(int(draw_offsets[-1]))
+    rows = np.empty(len(uniforms), dtype=np.int64)
+    _draw_kernel(mass, federation.offsets, draw_offsets, uniforms, rows)
     return rows
 
 

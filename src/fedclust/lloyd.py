@@ -106,10 +106,11 @@ def _direct_dots(X, s, stop, centers):  # pragma: no cover (compiled)
         row = s + i
         j = 0
         while j + 4 <= k:
-            a0 = 0.0
-            a1 = 0.0
-            a2 = 0.0
-            a3 = 0.0
+            # accumulators in the data's precision, as a GEMM would keep them
+            a0 = X.dtype.type(0)
+            a1 = X.dtype.type(0)
+            a2 = X.dtype.type(0)
+            a3 = X.dtype.type(0)
             for f in range(d):
                 x = X[row, f]
                 a0 += x * centers[j, f]
@@ -122,7 +123,7 @@ def _direct_dots(X, s, stop, centers):  # pragma: no cover (compiled)
             dots[i, j + 3] = a3
             j += 4
         while j < k:
-            acc = 0.0
+            acc = X.dtype.type(0)
             for f in range(d):
                 acc += X[row, f] * centers[j, f]
             dots[i, j] = acc
@@ -200,11 +201,9 @@ def _local_lloyd_kernel(X, x_sq, compute_x_sq, w, weighted, centers, direct, mas
         n = 0
         while True:
             for j in range(k):
-                acc = 0.0
                 for f in range(d):
                     centers_t[f, j] = centers[z, j, f]
-                    acc += centers[z, j, f] * centers[z, j, f]
-                c_sq[j] = acc if mask[z, j] else np.inf
+                c_sq[j] = _sq_norm(centers[z, j]) if mask[z, j] else np.inf
             sums[z * k:(z + 1) * k] = 0.0
             tot[z * k:(z + 1) * k] = 0.0
             changed = 0
@@ -298,10 +297,10 @@ def _plan(offsets: np.ndarray) -> _Plan:
     return _Plan(block_start, block_stop, block_set, bounds, task_lo, task_hi, private)
 
 
-def _direct(X: np.ndarray, k: int) -> bool:
-    """Whether a pass takes its ``x.c`` products by direct loops rather than BLAS (float64 data
-    and at most ``_DIRECT_MAX_K`` centers per set)."""
-    return X.dtype == np.float64 and k <= _DIRECT_MAX_K
+def _direct(k: int) -> bool:
+    """Whether a pass takes its ``x.c`` products by direct loops rather than BLAS (at most
+    ``_DIRECT_MAX_K`` centers per set)."""
+    return k <= _DIRECT_MAX_K
 
 
 def _floating(X) -> np.ndarray:
@@ -312,10 +311,31 @@ def _floating(X) -> np.ndarray:
     return np.ascontiguousarray(X)
 
 
+@njit(cache=True)
+def _sq_norm(v):  # pragma: no cover (compiled)
+    """``||v||^2`` in float64, summed in order (no fast-math: the lock-step and the
+    device-major Lloyd must get bit-identical center norms, hence identical labels)."""
+    acc = 0.0
+    for f in range(v.shape[0]):
+        x = np.float64(v[f])
+        acc += x * x
+    return acc
+
+
+@njit(cache=True)
+def _sq_norms_of_sets(centers):  # pragma: no cover (compiled)
+    out = np.empty(centers.shape[:2])
+    for z in range(centers.shape[0]):
+        for j in range(centers.shape[1]):
+            out[z, j] = _sq_norm(centers[z, j])
+    return out
+
+
 def _center_sq_norms(centers: np.ndarray, center_mask: np.ndarray | None) -> np.ndarray:
-    c_sq = np.einsum("...kd,...kd->...k", centers, centers).astype(np.float64)
+    """Squared norms of center sets ``(n_sets, k, d)``; masked centers are +inf."""
+    c_sq = _sq_norms_of_sets(np.ascontiguousarray(centers))
     if center_mask is not None:
-        c_sq = np.where(center_mask, c_sq, np.inf)
+        c_sq = np.where(np.broadcast_to(center_mask, c_sq.shape), c_sq, np.inf)
     return c_sq
 
 
@@ -357,7 +377,7 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
         part_sums, part_tot = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
     with _single_threaded_blas():
         _pass_kernel(X, x_sq, compute_x_sq, w, weights is not None, centers, centers_t,
-                     _direct(X, k), c_sq,
+                     _direct(k), c_sq,
                      plan.block_start, plan.block_stop, plan.block_set, plan.task_bounds,
                      plan.task_lo, part_off, sums, labels, sq, part_sums, part_tot)
     if not sums:
@@ -653,7 +673,7 @@ def _lloyd_device_major(federation, X, centers, center_mask, max_iter, x_sq, wei
     n_iter, converged = np.zeros(Z, dtype=np.int64), np.zeros(Z, dtype=bool)
     with _single_threaded_blas():
         _local_lloyd_kernel(X, x_sq, compute_x_sq, w, weights is not None, centers,
-                            _direct(X, k), mask,
+                            _direct(k), mask,
                             federation.offsets, _BLOCK_ROWS, max_iter, labels, sq, sums, totals,
                             n_iter, converged)
     counts = np.bincount(federation.device_of_row * k + labels, minlength=Z * k).reshape(Z, k)
@@ -671,7 +691,9 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
     When every device is small enough for its rows to stay in a core's cache (and there are
     enough devices to share among the threads), each thread runs its devices one after the
     other to convergence; otherwise all devices advance in lock-step, one pass of the kernel
-    over the whole federation per iteration. Both use the same blocks and give the same result.
+    over the whole federation per iteration. Both give the same labels and the same centers up
+    to rounding (a device that the lock-step splits over threads adds its partial sums in
+    another order).
 
     Parameters
     ----------

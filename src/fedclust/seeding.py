@@ -130,6 +130,7 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
             for f in range(d):
                 dot += A[i, f] * A[first, f]
             closest[i] = max(x_sq[i] + x_sq[first] - 2.0 * dot, 0.0)
+        closest[first] = 0.0  # exactly, whatever the GEMM form rounds to: never drawn again
         trials = n_trials[z]
         cand = np.empty(trials, dtype=np.int64)
         pots = np.empty(trials)
@@ -149,6 +150,8 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
                     for f in range(d):
                         dot += A[i, f] * B[t, f]
                     dist = min(closest[i], max(x_sq[i] + x_sq[cand[t]] - 2.0 * dot, 0.0))
+                    if i == cand[t]:
+                        dist = 0.0
                     trial_d2[t, i] = dist
                     pots[t] += wz[i] * dist
             best = np.argmin(pots)

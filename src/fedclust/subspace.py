@@ -33,16 +33,26 @@ _EXACT_DIM = 64
 
 
 @intrinsic
-def _call_blas(typingctx, fn, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9):
-    """Call the Fortran BLAS routine at address ``fn`` with ten pointer arguments (addresses):
+def _call_syrk(typingctx, fn, chars, ints, scalars, A, C):
+    """Call the Fortran ``?syrk`` at address ``fn``: ``uplo, trans`` are ``chars[0:2]``,
+    ``n, k, lda, ldc`` are ``ints[0:4]``, ``alpha, beta`` are ``scalars[0:2]``. The arrays
+    themselves are the arguments (not their addresses), so they stay alive through the call;
     the address is a run-time argument, so the compiled kernel stays cacheable."""
-    sig = types.void(fn, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
+    sig = types.void(fn, chars, ints, scalars, A, C)
 
     def codegen(context, builder, signature, args):
         ptr = ir.IntType(8).as_pointer()
+
+        def data(position, index=0):
+            ary = context.make_array(signature.args[position])(context, builder,
+                                                                 value=args[position])
+            element = builder.gep(ary.data, [ir.Constant(ir.IntType(64), index)])
+            return builder.bitcast(element, ptr)
+
         fnty = ir.FunctionType(ir.VoidType(), [ptr] * 10)
         target = builder.inttoptr(args[0], fnty.as_pointer())
-        builder.call(target, [builder.inttoptr(a, ptr) for a in args[1:]])
+        builder.call(target, [data(1, 0), data(1, 1), data(2, 0), data(2, 1), data(3, 0),
+                              data(4), data(2, 2), data(3, 1), data(5), data(2, 3)])
 
     return sig, codegen
 
@@ -58,10 +68,7 @@ def _gram(A, dual, dsyrk):  # pragma: no cover (compiled)
     chars = np.array([ord("U"), ord("T") if dual else ord("N")], dtype=np.uint8)
     ints = np.array([size, d if dual else m, d, size], dtype=np.int32)
     scalars = np.array([1.0, 0.0])
-    _call_blas(dsyrk, chars[0:].ctypes.data, chars[1:].ctypes.data, ints[0:].ctypes.data,
-               ints[1:].ctypes.data, scalars[0:].ctypes.data, A.ctypes.data,
-               ints[2:].ctypes.data, scalars[1:].ctypes.data, M.ctypes.data,
-               ints[3:].ctypes.data)
+    _call_syrk(dsyrk, chars, ints, scalars, A, M)
     # Fortran's upper triangle is row-major's lower one
     for i in range(size):
         for j in range(i + 1, size):

@@ -204,7 +204,8 @@ class DistributedCoreset(FederatedClusteringMixin):
             network.spanning_tree(random_state=rng)
         self.tree_ = tree
         k, d, Z = self.n_clusters, federation.n_features, federation.n_devices
-        per_node = max(1, self.coreset_size // max(Z, 1))
+        share = dict(zip(federation.device_ids.tolist(),
+                         equal_shares(self.coreset_size, Z).tolist(), strict=True))
         position = {int(v): z for z, v in enumerate(federation.device_ids)}
         received: dict[int, list[Coreset]] = {}
         root_coreset = None
@@ -235,8 +236,10 @@ class DistributedCoreset(FederatedClusteringMixin):
                 sample_weight=np.concatenate([w for _, _, w in inputs]),
                 allow_negative_weights=True)
             local = local_solutions(level, k, random_state=rng, max_iter=self.max_iter)
-            coreset = sample_coreset(level, local, np.full(level.n_devices, per_node),
-                                     random_state=rng)
+            # t / n draws per node holding data (a relay node without data: the same)
+            shares = np.array([share.get(int(v), self.coreset_size // max(Z, 1))
+                               for v in level.device_ids])
+            coreset = sample_coreset(level, local, shares, random_state=rng)
             for z, node in enumerate(level.device_ids):
                 mine = coreset.source == z
                 portion = Coreset(points=coreset.points[mine], weights=coreset.weights[mine],

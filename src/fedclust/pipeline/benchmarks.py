@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["BENCHMARK_DIR", "SUMMARY_CSV", "SUMMARY_MD", "read_benchmarks", "summarize",
-           "render_summary"]
+           "render_summary", "format_mb"]
 
 BENCHMARK_DIR = "results/benchmarks"
 SUMMARY_CSV = f"{BENCHMARK_DIR}/summary.csv"
@@ -73,7 +73,8 @@ def summarize(jobs: pd.DataFrame) -> pd.DataFrame:
          "peak_rss_mb"]]
 
 
-def _mb(value) -> str:
+def format_mb(value) -> str:
+    """Megabytes with thousands separators, ``n/a`` where not measured."""
     return "n/a" if pd.isna(value) else f"{value:,.0f}"
 
 
@@ -83,11 +84,11 @@ def render_summary(summary: pd.DataFrame, profile: str) -> str:
     lines = [f"# Time and memory per rule ({profile} profile)", "",
              f"{int(summary['jobs'].sum())} jobs, {total / 60:.1f} min of job time in all "
              f"(summed over jobs: with N cores the run's wall time is shorter), largest peak "
-             f"memory of one job {_mb(summary['peak_rss_mb'].max())} MB. Measured by "
+             f"memory of one job {format_mb(summary['peak_rss_mb'].max())} MB. Measured by "
              f"Snakemake's `benchmark:` files under `{BENCHMARK_DIR}/`.", "",
              "| rule | jobs | total (s) | longest job (s) | longest job | CPU (s) | "
              "peak RSS (MB) |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r.rule} | {r.jobs} | {r.total_seconds:.1f} | {r.longest_seconds:.1f} | "
-              f"{r.longest_job} | {r.cpu_seconds:.1f} | {_mb(r.peak_rss_mb)} |"
+              f"{r.longest_job} | {r.cpu_seconds:.1f} | {format_mb(r.peak_rss_mb)} |"
               for r in summary.itertuples()]
     return "\n".join(lines) + "\n"

@@ -73,3 +73,17 @@ def test_total_of_one_kind():
     assert comm.total("a", "bytes") == 48
     with pytest.raises(ValueError, match="unit must be"):
         comm.total("a", "words")
+
+
+@pytest.mark.parametrize("far", [50, 2**40])  # integer keys, and the row sort for huge ids
+def test_per_edge_totals_merge_repeated_edges(far):
+    from fedclust.communication import SERVER, Communication
+
+    comm = Communication()
+    comm.send("a", [3, far, 3], SERVER, floats=[1, 2, 4])
+    comm.send("b", SERVER, [far, 3], ints=5)
+    comm.send("a", 3, SERVER, floats=8)
+    edges = comm.by_edge().sort_values(["kind", "sender", "receiver"]).reset_index(drop=True)
+    assert edges[["kind", "sender", "receiver", "messages", "floats", "ints"]].values.tolist() \
+        == [["a", 3, SERVER, 3, 13, 0], ["a", far, SERVER, 1, 2, 0],
+            ["b", SERVER, 3, 1, 0, 5], ["b", SERVER, far, 1, 0, 5]]

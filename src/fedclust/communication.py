@@ -217,15 +217,32 @@ class Communication(Mapping):
                                            "messages"), chunk, strict=True))
                                  for chunk in self._pending]
         cat = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-        keys = np.stack([cat["kind"], cat["sender"], cat["receiver"]], axis=1)
-        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
+        unique, inverse = _unique_rows(cat["kind"], cat["sender"], cat["receiver"])
         merged = {"kind": unique[:, 0], "sender": unique[:, 1], "receiver": unique[:, 2]}
         for key in ("floats", "ints", "messages"):
             merged[key] = np.bincount(inverse, weights=cat[key],
                                       minlength=len(unique)).astype(np.int64)
         self._edges, self._pending, self._pending_rows = merged, [], 0
         return merged
+
+
+def _unique_rows(kind: np.ndarray, sender: np.ndarray, receiver: np.ndarray):
+    """Distinct ``(kind, sender, receiver)`` rows, sorted, and each record's row: one integer
+    key per record when the ids allow it (a sort of integers; ``np.unique(axis=0)`` sorts
+    structured rows, 20x slower with 10^5 devices)."""
+    if not len(kind):
+        return np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    low = min(int(sender.min()), int(receiver.min()))
+    span = max(int(sender.max()), int(receiver.max())) - low + 1
+    if (int(kind.max()) + 1) * span * span < 2**62:
+        key = (kind * span + (sender - low)) * span + (receiver - low)
+        unique_key, inverse = np.unique(key, return_inverse=True)
+        rows = np.stack([unique_key // (span * span), (unique_key // span) % span + low,
+                         unique_key % span + low], axis=1)
+        return rows, inverse.ravel()
+    rows, inverse = np.unique(np.stack([kind, sender, receiver], axis=1), axis=0,
+                              return_inverse=True)
+    return rows, inverse.ravel()
 
 
 def _empty_edges() -> dict:

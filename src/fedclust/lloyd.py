@@ -358,7 +358,10 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
     n, d = X.shape
     n_sets, k, _ = centers.shape
     centers = np.ascontiguousarray(centers, dtype=X.dtype)
-    centers_t = np.ascontiguousarray(np.swapaxes(centers, 1, 2))
+    direct = _direct(k)
+    # the transposed copy only feeds the BLAS route (with a set per device it is data-sized)
+    centers_t = np.empty((n_sets, 0, 0), dtype=X.dtype) if direct else \
+        np.ascontiguousarray(np.swapaxes(centers, 1, 2))
     c_sq = _center_sq_norms(centers, center_mask).reshape(n_sets, k)
     compute_x_sq = x_sq is None
     x_sq = np.empty(n, dtype=np.float64) if compute_x_sq else np.asarray(x_sq, np.float64)
@@ -377,7 +380,7 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
         part_sums, part_tot = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
     with _single_threaded_blas():
         _pass_kernel(X, x_sq, compute_x_sq, w, weights is not None, centers, centers_t,
-                     _direct(k), c_sq,
+                     direct, c_sq,
                      plan.block_start, plan.block_stop, plan.block_set, plan.task_bounds,
                      plan.task_lo, part_off, sums, labels, sq, part_sums, part_tot)
     if not sums:

@@ -115,12 +115,13 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
         A = X[s:e]
         wz = w[s:e]
         n = e - s
-        x_sq = np.empty(n)
-        for i in range(n):
-            acc = 0.0
-            for f in range(d):
-                acc += A[i, f] * A[i, f]
-            x_sq[i] = acc
+        # the device's rows feature-major: the distance loops below run along the rows,
+        # contiguous and vectorized, for every candidate
+        At = np.ascontiguousarray(A.T)
+        x_sq = np.zeros(n)
+        for f in range(d):
+            for i in range(n):
+                x_sq[i] += At[f, i] * At[f, i]
         first = _draw(np.cumsum(wz), uniforms[z, 0, 0])
         rows[z, 0] = s + first
         # squared distances in the GEMM form (as scikit-learn's kmeans_plusplus), clipped at 0
@@ -142,18 +143,22 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
                 cumulative = np.cumsum(wz)
             for t in range(trials):
                 cand[t] = _draw(cumulative, uniforms[z, c, t])
-            B = A[cand]  # (trials, d): each row is read once for all candidates
-            pots[:] = 0.0
-            for i in range(n):
-                for t in range(trials):
-                    dot = 0.0
-                    for f in range(d):
-                        dot += A[i, f] * B[t, f]
-                    dist = min(closest[i], max(x_sq[i] + x_sq[cand[t]] - 2.0 * dot, 0.0))
-                    if i == cand[t]:
-                        dist = 0.0
+            for t in range(trials):
+                dots = trial_d2[t]  # the candidate's dot products, then its distances
+                dots[:] = 0.0
+                for f in range(d):
+                    b = A[cand[t], f]
+                    for i in range(n):
+                        dots[i] += At[f, i] * b
+                pot = 0.0
+                for i in range(n):
+                    dist = min(closest[i], max(x_sq[i] + x_sq[cand[t]] - 2.0 * dots[i], 0.0))
                     trial_d2[t, i] = dist
-                    pots[t] += wz[i] * dist
+                    pot += wz[i] * dist
+                pots[t] = pot
+            for t in range(trials):  # a candidate is exactly at distance 0 from itself
+                pots[t] -= wz[cand[t]] * trial_d2[t, cand[t]]
+                trial_d2[t, cand[t]] = 0.0
             best = np.argmin(pots)
             rows[z, c] = s + cand[best]
             closest[:] = trial_d2[best]

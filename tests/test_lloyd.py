@@ -212,7 +212,8 @@ def test_sq_distances_to_given_centers(rng):
 
 @pytest.mark.parametrize("weighted, dtype", [(False, np.float64), (True, np.float64),
                                              (False, np.float32)])
-def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted, dtype):
+@pytest.mark.parametrize("direct", [True, False])  # few centers: loops; else one GEMM per block
+def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted, dtype, direct):
     # many small devices run device by device; forcing the other route must change nothing
     sizes = rng.integers(1, 40, size=40)
     devices = np.repeat(np.arange(40), sizes)
@@ -222,6 +223,7 @@ def test_device_major_lloyd_equals_lock_step(rng, monkeypatch, weighted, dtype):
     init = np.stack([fed.X[fed.offsets[z] + np.arange(3) % sizes[z]] for z in range(40)])
     mask = np.arange(3)[None, :] < np.minimum(sizes, 3)[:, None]
     monkeypatch.setattr(kernel, "_BLOCK_ROWS", 8)
+    monkeypatch.setattr(kernel, "_DIRECT_MAX_K", 16 if direct else 2)
     monkeypatch.setattr(kernel, "_DEVICES_PER_THREAD", 1)  # up to 16 threads: still device-major
     assert kernel._fits_device_major(fed, fed.X)
     device_major = lloyd_by_device(fed, init, center_mask=mask, max_iter=50)

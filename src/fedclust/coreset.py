@@ -39,7 +39,7 @@ from numba import njit, prange
 from ._validation import check_random_state
 from .federation import Federation
 from .lloyd import lloyd_by_device
-from .seeding import kmeans_plusplus_by_device
+from .seeding import _draw, kmeans_plusplus_by_device
 
 __all__ = ["Coreset", "LocalSolutions", "local_solutions", "proportional_shares",
            "equal_shares", "sample_coreset", "theoretical_coreset_size"]
@@ -158,13 +158,8 @@ def _draw_kernel(mass, offsets, draw_offsets, uniforms, rows):  # pragma: no cov
             continue
         # the node's own cumulative mass: another node's scale cannot swallow it
         cumulative = np.cumsum(mass[offsets[z]:offsets[z + 1]])
-        last = len(cumulative) - 1
-        while mass[offsets[z] + last] <= 0.0:
-            last -= 1
         for j in range(count):
-            # 1 - U lies in (0, 1]: the draw lands past the node's leading zero-mass rows
-            i = np.searchsorted(cumulative, uniforms[first + j] * cumulative[-1], side="left")
-            rows[first + j] = offsets[z] + min(i, last)
+            rows[first + j] = offsets[z] + _draw(cumulative, uniforms[first + j])
 
 
 def _draw_rows(federation: Federation, mass: np.ndarray, shares: np.ndarray,
@@ -173,7 +168,7 @@ def _draw_rows(federation: Federation, mass: np.ndarray, shares: np.ndarray,
     positive total on every node with a share), all nodes at once (sorted-row indices,
     grouped by node)."""
     draw_offsets = np.concatenate([[0], np.cumsum(shares)]).astype(np.int64)
-    uniforms = 1.0 - rng.random(int(draw_offsets[-1]))
+    uniforms = 1.0 - rng.random(int(draw_offsets[-1]))  # in (0, 1], as _draw needs
     rows = np.empty(len(uniforms), dtype=np.int64)
     _draw_kernel(mass, federation.offsets, draw_offsets, uniforms, rows)
     return rows

@@ -196,13 +196,15 @@ def _local_lloyd_kernel(X, x_sq, compute_x_sq, w, weighted, centers, direct, mas
     Z, k, d = centers.shape
     for z in prange(Z):
         s, e = offsets[z], offsets[z + 1]
-        centers_t = np.empty((d, k), dtype=X.dtype)
+        # the transposed copy only feeds the BLAS route, as in _run_pass
+        centers_t = np.empty((0, 0) if direct else (d, k), dtype=X.dtype)
         c_sq = np.empty(k)
         n = 0
         while True:
             for j in range(k):
-                for f in range(d):
-                    centers_t[f, j] = centers[z, j, f]
+                if not direct:
+                    for f in range(d):
+                        centers_t[f, j] = centers[z, j, f]
                 c_sq[j] = _sq_norm(centers[z, j]) if mask[z, j] else np.inf
             sums[z * k:(z + 1) * k] = 0.0
             tot[z * k:(z + 1) * k] = 0.0

@@ -99,8 +99,10 @@ def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None
 
 @njit(cache=True)
 def _draw(cumulative, u):  # pragma: no cover (compiled)
-    """Index drawn with probability proportional to the increments of ``cumulative``."""
-    i = np.searchsorted(cumulative, u * cumulative[-1], side="right")
+    """Index drawn with probability proportional to the increments of ``cumulative``, for
+    ``u`` in ``(0, 1]``: the first index whose cumulative mass reaches ``u`` times the total,
+    so a row of zero mass (leading, inner or trailing) is never drawn."""
+    i = np.searchsorted(cumulative, u * cumulative[-1], side="left")
     return min(i, len(cumulative) - 1)
 
 

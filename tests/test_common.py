@@ -15,10 +15,11 @@ import pytest
 from sklearn.base import clone, is_clusterer
 from sklearn.exceptions import NotFittedError
 
+from fedclust import DistributedCoreset
 from fedclust.algorithms import ESTIMATORS, FederatedClusteringMixin
 from fedclust.communication import SERVER, Communication
 from fedclust.lloyd import lloyd
-from fedclust.metrics import clustering_accuracy
+from fedclust.metrics import clustering_accuracy, kmedian_cost
 from fedclust.rounds import History
 from fedclust.seeding import kmeans_plusplus
 
@@ -205,3 +206,31 @@ def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):
     assert frame["round"].iloc[0] == 0 and len(frame) >= 2
     # the last round's objective is the cost of the last labels under the devices' centers
     assert frame["n_labels"].iloc[-1] == 3
+
+
+class ToyMedianCost(ToyLloyd):
+    """ToyLloyd reporting the k-median cost: the one hook an estimator of another objective
+    overrides."""
+
+    def _cost(self, X, centers, labels=None, sample_weight=None):
+        return kmedian_cost(X, centers, labels, sample_weight)
+
+
+def independent_kmedian_cost(X, centers, labels, weights=None):
+    w = np.ones(len(X)) if weights is None else weights
+    return float(sum(w[i] * np.linalg.norm(X[i] - centers[labels[i]]) for i in range(len(X))))
+
+
+@pytest.mark.parametrize("make_kmedian", [
+    lambda: ToyMedianCost(3, random_state=0),
+    lambda: DistributedCoreset(3, coreset_size=60, objective="kmedian", random_state=0),
+], ids=["ToyMedianCost", "DistributedCoreset"])
+def test_inertia_and_score_follow_the_estimators_cost(make_kmedian):
+    X, _, devices = blobs(7)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
+    est = make_kmedian().fit(X, devices, sample_weight=w)
+    assert est.inertia_ == pytest.approx(
+        independent_kmedian_cost(X, est.cluster_centers_, est.labels_, w), rel=1e-10)
+    assert est.score(X) == pytest.approx(
+        -independent_kmedian_cost(X, est.cluster_centers_, est.predict(X)), rel=1e-10)
+    assert est.score(X, sample_weight=w) == pytest.approx(-est.inertia_, rel=1e-10)

@@ -4,7 +4,9 @@ import pytest
 from fedclust import DistributedCoreset
 from fedclust.centralized import best_kmeans
 from fedclust.communication import SERVER
-from fedclust.metrics import kmeans_cost
+from fedclust.lloyd import lloyd
+from fedclust.metrics import clustering_accuracy, kmeans_cost, kmedian_cost
+from fedclust.seeding import kmeans_plusplus
 from fedclust.topology import Topology
 
 
@@ -75,6 +77,9 @@ def test_zhang_sends_each_node_coreset_to_its_parent_once():
     # every coreset it sends holds 10 draws and up to 4 centers
     assert (edges.floats // (X.shape[1] + 1)).between(10, 14).all()
     assert km.communication_["points_transmitted"] == int(edges.floats.sum() // 6)
+    # the root solves on its rows and its children's coresets, uncompressed
+    into_root = int(edges.floats[edges.receiver == tree.root].sum() // 6)
+    assert km.coreset_.size == int((devices == tree.root).sum()) + into_root
     np.testing.assert_allclose(km.coreset_.weights.sum(), len(X), rtol=1e-9)
     with pytest.raises(ValueError, match="construction='zhang' needs a graph"):
         DistributedCoreset(4, construction="zhang").fit(X, devices)
@@ -104,3 +109,73 @@ def test_bad_parameters_are_named():
         DistributedCoreset(topology="grid").fit(X, devices)
     with pytest.raises(ValueError, match="coreset_size"):
         DistributedCoreset(coreset_size=-1).fit(X, devices)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        DistributedCoreset(objective="k-median").fit(X, devices)
+
+
+def labelled_mixture(seed=0, k=4, d=5, per_cluster=150, n_devices=9):
+    rng = np.random.default_rng(seed)
+    centers = 10.0 * np.eye(k, d)
+    labels = np.repeat(np.arange(k), per_cluster)
+    X = centers[labels] + rng.standard_normal((len(labels), d))
+    return X, labels, rng.integers(0, n_devices, size=len(labels))
+
+
+def independent_kmedian_cost(X, centers, labels, weights=None):
+    w = np.ones(len(X)) if weights is None else weights
+    return float(sum(w[i] * np.sqrt(np.sum((X[i] - centers[labels[i]]) ** 2))
+                     for i in range(len(X))))
+
+
+@pytest.mark.parametrize("construction", ["distributed", "combine", "zhang"])
+def test_kmedian_recovers_blobs_and_reports_kmedian_costs(construction):
+    X, truth, devices = labelled_mixture()
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(X))
+    # Zhang et al.'s coresets of coresets need more points (see the k-means test above)
+    km = DistributedCoreset(4, coreset_size=180 if construction != "zhang" else 2700,
+                            construction=construction, objective="kmedian",
+                            topology=Topology.grid(3), random_state=0).fit(X, devices, w)
+    assert clustering_accuracy(truth, km.labels_) == 1.0
+    expected = independent_kmedian_cost(X, km.cluster_centers_, km.labels_, w)
+    assert km.inertia_ == pytest.approx(expected, rel=1e-10)
+    assert km.score(X, sample_weight=w) == pytest.approx(-expected, rel=1e-10)
+    assert km.score(X) == pytest.approx(
+        -independent_kmedian_cost(X, km.cluster_centers_, km.predict(X)), rel=1e-10)
+    # the solve minimized the weighted k-median cost of the coreset
+    core = km.coreset_
+    distances = np.sqrt(((core.points[:, None] - km.cluster_centers_[None]) ** 2).sum(-1))
+    assert km.coreset_cost_ == pytest.approx(float(core.weights @ distances.min(1)), rel=1e-10)
+    # and is near the centralized k-median solution (1.01-1.03 over seeds here)
+    best = best_kmeans(X, 4, seeds=range(3), sample_weight=w, objective="kmedian").inertia
+    assert km.inertia_ / best < 1.05
+
+
+def test_kmedian_coreset_comes_from_kmedian_local_solutions():
+    # the same fit with either objective: the k-median one samples by distances, so its local
+    # costs are sums of distances, far below the sums of squares on this data
+    X, _, devices = labelled_mixture(per_cluster=100)
+    X = 5.0 * X  # unit noise becomes 5: squared distances grow 25 times, distances 5 times
+    means = DistributedCoreset(4, coreset_size=100, random_state=0).fit(X, devices)
+    medians = DistributedCoreset(4, coreset_size=100, objective="kmedian",
+                                 random_state=0).fit(X, devices)
+    ratio = means.local_costs_ / medians.local_costs_
+    assert (ratio > 2.0).all()
+    assert medians.inertia_ == pytest.approx(kmedian_cost(X, medians.cluster_centers_))
+    assert means.inertia_ == pytest.approx(kmeans_cost(X, means.cluster_centers_))
+
+
+def test_best_kmeans_keeps_the_restart_of_lowest_kmedian_cost():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((120, 2)) * np.array([4.0, 1.0])  # no clear clusters: restarts differ
+    w = rng.uniform(0.5, 2.0, size=120)
+    best = best_kmeans(X, 5, seeds=range(6), sample_weight=w, objective="kmedian")
+    restarts = []
+    for seed in range(6):
+        init, _ = kmeans_plusplus(X, 5, sample_weight=w, random_state=seed, power=1)
+        restarts.append(lloyd(X, init, weights=w, objective="kmedian").inertia)
+    assert len({round(c, 9) for c in restarts}) > 1
+    assert best.inertia == pytest.approx(min(restarts), rel=1e-12)
+    assert best.inertia == pytest.approx(kmedian_cost(X, best.centers, best.labels, w),
+                                         rel=1e-10)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        best_kmeans(X, 5, seeds=[0], objective="l1")

@@ -1,6 +1,7 @@
 import numba
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 from scipy.spatial.distance import cdist
 from sklearn.cluster import KMeans
 
@@ -13,7 +14,10 @@ from fedclust.lloyd import (
     lloyd_by_device,
     lloyd_step_by_device,
     update_centers,
+    update_medians,
 )
+
+from .conftest import make_blobs
 
 
 def brute_force_assign(X, C, mask=None):
@@ -263,3 +267,140 @@ def test_lloyd_step_by_device_is_assignment_then_update(rng, monkeypatch, weight
     np.testing.assert_allclose(totals, expected_totals)
     empty = totals == 0  # an empty cluster keeps its center
     np.testing.assert_array_equal(next_centers[empty], centers[empty])
+
+
+# --------------------------------------------------------------------------- k-median
+
+
+def weighted_distance_sum(X, w, c):
+    return float(np.sum(w * np.linalg.norm(X - c, axis=1)))
+
+
+def test_weiszfeld_update_reaches_the_weighted_geometric_median(rng):
+    X = rng.standard_normal((7, 3))
+    w = rng.uniform(0.5, 3.0, size=7)
+    ref = minimize(lambda c: weighted_distance_sum(X, w, c), np.average(X, axis=0, weights=w),
+                   method="Nelder-Mead",
+                   options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000}).x
+    labels = np.zeros(7, dtype=np.int64)
+    # from the mean, and from a row (where a plain Weiszfeld step would divide by 0 and stay)
+    for start in (X.mean(axis=0), X[2]):
+        centers, totals = update_medians(X, labels, start[None], w, n_steps=300)
+        np.testing.assert_allclose(centers[0], ref, atol=1e-6)
+        assert weighted_distance_sum(X, w, centers[0]) <= \
+            weighted_distance_sum(X, w, ref) + 1e-10
+        np.testing.assert_allclose(totals, [w.sum()])
+
+
+def test_weiszfeld_stays_on_a_row_that_is_the_median(rng):
+    # a row heavier than all others together is the weighted median (the others' pull is
+    # at most their weight): from it the center must not move, from elsewhere it converges
+    X = rng.standard_normal((6, 2))
+    w = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 6.0])
+    labels = np.zeros(6, dtype=np.int64)
+    stay, _ = update_medians(X, labels, X[5:], w, n_steps=3)
+    np.testing.assert_array_equal(stay[0], X[5])
+    reach, _ = update_medians(X, labels, X[:1], w, n_steps=200)
+    np.testing.assert_allclose(reach[0], X[5], atol=1e-9)
+
+
+def test_one_step_from_a_row_is_vardi_and_zhangs(rng):
+    # the center sits on row 0 (weight eta): the others pull with R = sum a_i (x_i - c),
+    # a_i = w_i / ||x_i - c||, and the center takes the share 1 - eta / ||R|| of the step
+    X = rng.standard_normal((5, 2))
+    w = np.array([0.7, 1.0, 2.0, 1.5, 1.0])
+    a = w[1:] / np.linalg.norm(X[1:] - X[0], axis=1)
+    target = a @ X[1:] / a.sum()
+    pull = np.linalg.norm(a @ (X[1:] - X[0]))
+    assert pull > w[0]  # row 0 is not the median
+    expected = X[0] + (1 - w[0] / pull) * (target - X[0])
+    centers, _ = update_medians(X, np.zeros(5, dtype=np.int64), X[:1], w, n_steps=1)
+    np.testing.assert_allclose(centers[0], expected, rtol=1e-12)
+
+
+def test_weiszfeld_step_and_its_keep_policy():
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    w = np.array([1.0, 1.0, 1.0, 1.0, -2.0])
+    labels = np.array([0, 0, 0, 1, 1])
+    previous = np.array([[5.0], [7.0], [100.0]])
+    centers, totals = update_medians(X, labels, previous, w, n_steps=1)
+    # cluster 0: one step from 5, weights 1/5, 1/4, 1/3; cluster 1: denominator
+    # 1/3 - 2/4 < 0, kept; cluster 2: empty, kept
+    a = np.array([1 / 5, 1 / 4, 1 / 3])
+    np.testing.assert_allclose(centers[:, 0], [a @ [0.0, 1.0, 2.0] / a.sum(), 7.0, 100.0])
+    np.testing.assert_allclose(totals, [3.0, -1.0, 0.0])
+
+
+@pytest.mark.parametrize("off_rows", [False, True])
+def test_kmedian_lloyd_never_increases_its_cost_and_recovers_blobs(rng, off_rows):
+    X, truth, _ = make_blobs(rng, n_clusters=4, n_features=5, per_cluster=40, spread=20.0)
+    outlier = np.arange(len(X)) % 13 == 0
+    X[outlier] += 6.0 * rng.standard_normal((outlier.sum(), 5))
+    w = rng.uniform(0.5, 2.0, size=len(X))
+    costs = []
+    # one row of each blob, as seeding starts (a center on a row must still leave it), or
+    # pushed well off it
+    init = X[[5, 45, 85, 125]] + (4.0 * rng.standard_normal((4, 5)) if off_rows else 0.0)
+    result = lloyd(X, init, weights=w, objective="kmedian",
+                   on_iteration=lambda t, c, labels, sq: costs.append(float(w @ np.sqrt(sq))))
+    assert result.objective == "kmedian" and len(costs) == result.n_iter + 1 >= 2
+    assert np.all(np.diff(costs) <= 1e-12 * costs[0])
+    assert costs[-1] < (0.8 if off_rows else 0.95) * costs[0]
+    assert result.converged
+    assert np.array_equal(result.labels, brute_force_assign(X, result.centers)[0])
+    # one cluster per blob (the outliers may stray)
+    assert np.array_equal(result.labels[~outlier], truth[~outlier])
+    distances = np.linalg.norm(X - result.centers[result.labels], axis=1)
+    assert result.inertia == pytest.approx(float(w @ distances), rel=1e-12)
+    assert costs[-1] == pytest.approx(result.inertia, rel=1e-12)
+    # sq_distances stay squared; cluster weights are the weight of every cluster
+    np.testing.assert_allclose(result.sq_distances, distances**2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result.cluster_weights,
+                               np.bincount(result.labels, w, minlength=4))
+    # the centers are near the weighted medians of their clusters (not the means)
+    for j in range(4):
+        rows = result.labels == j
+        median = minimize(lambda c, r=rows: weighted_distance_sum(X[r], w[r], c),
+                          result.centers[j], method="Nelder-Mead",
+                          options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000}).fun
+        assert weighted_distance_sum(X[rows], w[rows], result.centers[j]) <= \
+            median * (1 + 1e-4)
+
+
+def test_kmedian_lloyd_by_device_is_the_per_device_kmedian_lloyd(rng):
+    sizes = [30, 7, 55, 30]
+    devices = np.repeat(np.arange(4), sizes)
+    X = rng.standard_normal((sum(sizes), 3)) + 3 * devices[:, None]
+    w = rng.uniform(0.5, 2.0, size=len(X))
+    fed = Federation.from_devices(X, devices, sample_weight=w)
+    init = np.stack([fed.device_data(z)[:3] for z in range(4)])
+    mask = np.ones((4, 3), dtype=bool)
+    mask[1, 2] = False  # a padding center: never chosen, kept
+    init[1, 2] = 1e6
+    # one round (the lock-step runs every device as many rounds as the slowest needs)
+    joint = lloyd_by_device(fed, init, center_mask=mask, max_iter=1, objective="kmedian")
+    for z in range(4):
+        rows = slice(fed.offsets[z], fed.offsets[z + 1])
+        alone = lloyd(fed.device_data(z), init[z][mask[z]], weights=fed.weights[rows],
+                      max_iter=1, objective="kmedian")
+        np.testing.assert_allclose(joint.centers[z][mask[z]], alone.centers, atol=1e-12)
+        assert np.array_equal(joint.labels[rows], alone.labels)
+        np.testing.assert_allclose(joint.totals[z][mask[z]], alone.cluster_weights)
+    np.testing.assert_array_equal(joint.centers[1, 2], init[1, 2])
+    full = lloyd_by_device(fed, init, center_mask=mask, objective="kmedian")
+    assert full.converged and full.n_iter >= 1
+    assert (full.labels[fed.offsets[1]:fed.offsets[2]] != 2).all()
+    expected = fed.X - full.centers[fed.device_of_row, full.labels]
+    np.testing.assert_allclose(full.sq_distances, (expected**2).sum(1), rtol=1e-9, atol=1e-12)
+
+
+def test_objective_is_validated(rng):
+    X = rng.standard_normal((10, 2))
+    with pytest.raises(ValueError, match="objective must be one of"):
+        lloyd(X, X[:2], objective="kmedians")
+    fed = Federation.from_devices(X, np.arange(10) % 2)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        lloyd_by_device(fed, np.stack([fed.device_data(z)[:2] for z in range(2)]),
+                        objective="median")
+    # the default stays k-means
+    assert lloyd(X, X[:2]).objective == "kmeans"

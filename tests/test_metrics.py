@@ -7,6 +7,7 @@ from sklearn.cluster import KMeans
 from fedclust.metrics import (
     clustering_accuracy,
     kmeans_cost,
+    kmedian_cost,
     misclustering_rate,
     separation,
     spectral_norm,
@@ -32,6 +33,35 @@ def test_kmeans_cost_equals_sklearn_inertia(rng):
 def test_kmeans_cost_rejects_wrong_shapes(rng):
     with pytest.raises(ValueError, match=r"centers must have shape \(k, 3\)"):
         kmeans_cost(rng.standard_normal((5, 3)), np.zeros((2, 4)))
+
+
+def test_kmedian_cost_against_a_direct_computation(rng):
+    X = rng.standard_normal((120, 4))
+    C = rng.standard_normal((5, 4))
+    w = rng.uniform(0.1, 3.0, size=120)
+    distances = np.sqrt(((X[:, None, :] - C[None]) ** 2).sum(-1))  # (n, k), no kernel
+    assert kmedian_cost(X, C) == pytest.approx(distances.min(1).sum(), rel=1e-10)
+    assert kmedian_cost(X, C, sample_weight=w) == pytest.approx(w @ distances.min(1), rel=1e-10)
+    labels = rng.integers(0, 5, size=120)
+    given = distances[np.arange(120), labels]
+    assert kmedian_cost(X, C, labels) == pytest.approx(given.sum(), rel=1e-10)
+    assert kmedian_cost(X, C, labels, w) == pytest.approx(w @ given, rel=1e-10)
+    # the nearest center in distance is the nearest in squared distance: not the k-means cost
+    assert kmedian_cost(X, C) != pytest.approx(kmeans_cost(X, C))
+
+
+def test_kmedian_cost_validates_like_kmeans_cost(rng):
+    X = rng.standard_normal((5, 3))
+    with pytest.raises(ValueError, match=r"centers must have shape \(k, 3\)"):
+        kmedian_cost(X, np.zeros((2, 4)))
+    with pytest.raises(ValueError, match=r"labels must have shape \(5,\)"):
+        kmedian_cost(X, np.zeros((2, 3)), labels=np.zeros(4, dtype=int))
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 2\)"):
+        kmedian_cost(X, np.zeros((2, 3)), labels=np.array([0, 1, 2, 0, 0]))
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        kmedian_cost(bad, np.zeros((2, 3)))
 
 
 def brute_force_accuracy(truth, pred):

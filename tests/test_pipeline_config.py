@@ -2,6 +2,7 @@
 is named in a few lines."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -100,3 +101,18 @@ def test_data_set_names_come_from_the_registry():
     assert schema["$defs"]["dataset_name"]["enum"] == dataset_names()
     assert set(schema["$defs"]["natural_dataset"]["enum"]) == {"femnist", "shakespeare",
                                                                "postures"}
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda c: c["coreset"].update(datasets=["mnist", "postures"]),
+     "config key 'coreset.n_clusters': no k for data set(s) postures"),
+    (lambda c: c["coreset"].update(n_sites=50),
+     "config key 'coreset.n_sites': 50 sites make no square grid"),
+    (lambda c: c["coreset"].update(datasets=["yearprediction"]),
+     "config key 'coreset.datasets[0]': 'yearprediction' is not one of"),
+])
+def test_coreset_settings_the_schema_cannot_check_are_named(change, expected):
+    cfg = load("config.yaml")
+    change(cfg)
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        validate_config(cfg, REPO / "config" / "schema.yaml")

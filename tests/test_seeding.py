@@ -1,4 +1,5 @@
-"""k-means++ seeding: the D^2 w distribution, centralized and over a federation, and its cost."""
+"""k-means++ seeding: the D^2 w distribution (D w for k-median), centralized and over a
+federation, and its cost."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from fedclust.seeding import (
     distributed_random_init,
     initial_centers,
     kmeans_plusplus,
+    kmeans_plusplus_by_device,
 )
 
 POINTS = np.array([[0.0], [1.0], [3.0], [10.0], [0.5], [2.0]])
@@ -18,15 +20,36 @@ WEIGHTS = np.array([1.0, 3.0, 0.5, 2.0, 0.0, 1.5])
 DEVICES = np.array([0, 0, 1, 1, 2, 2])
 
 
-def exact_pair_probabilities(X, w):
-    """P(first = i, second = j) of weighted k-means++: w_i / sum w, then w_j D^2_ij / sum."""
+def exact_pair_probabilities(X, w, power=2):
+    """P(first = i, second = j) of weighted k-means++: w_i / sum w, then w_j D^p_ij / sum."""
     n = len(X)
     p = np.zeros((n, n))
     first = w / w.sum()
     for i in range(n):
-        d2 = w * (X[:, 0] - X[i, 0]) ** 2
+        d2 = w * np.abs(X[:, 0] - X[i, 0]) ** power
         if d2.sum() > 0:
             p[i] = first[i] * d2 / d2.sum()
+    return p
+
+
+def exact_greedy_pair_probabilities(X, w, power):
+    """P(first = i, second = j) of greedy k-means++ with k = 2 (2 + floor(ln 2) = 2 trials):
+    the first center proportional to w, then two candidates i.i.d. proportional to w D^p, the
+    one of lower potential sum w min(D, D_c)^p kept (the first drawn on a tie)."""
+    n = len(X)
+    D = np.abs(X[:, 0][:, None] - X[:, 0][None, :])
+    p = np.zeros((n, n))
+    first = w / w.sum()
+    for i in range(n):
+        q = w * D[i] ** power
+        q = q / q.sum()
+        pots = np.array([np.sum(w * np.minimum(D[i], D[c]) ** power) for c in range(n)])
+        drawable = np.flatnonzero(q > 0)
+        gaps = np.abs(pots[drawable][:, None] - pots[drawable][None, :])
+        assert gaps[~np.eye(len(drawable), dtype=bool)].min() > 1e-6  # no tie to break
+        for a in drawable:
+            for b in drawable:
+                p[i, a if pots[a] <= pots[b] else b] += first[i] * q[a] * q[b]
     return p
 
 
@@ -50,6 +73,38 @@ def test_weighted_kmeans_plusplus_follows_d2_w_sampling():
     counts = draw_pairs(lambda: kmeans_plusplus(POINTS, 2, sample_weight=WEIGHTS,
                                                 random_state=rng)[1], 6, 20000)
     assert_matches(counts, exact_pair_probabilities(POINTS, WEIGHTS))
+
+
+def test_weighted_d_sampling_for_kmedian_follows_w_d():
+    rng = np.random.default_rng(4)
+    counts = draw_pairs(lambda: kmeans_plusplus(POINTS, 2, sample_weight=WEIGHTS,
+                                                random_state=rng, power=1)[1], 6, 20000)
+    assert_matches(counts, exact_pair_probabilities(POINTS, WEIGHTS, power=1))
+    # D and D^2 sampling differ here: the same counts reject the D^2 distribution
+    expected = exact_pair_probabilities(POINTS, WEIGHTS) * counts.sum()
+    mask = expected > 0
+    assert chisquare(counts[mask], expected[mask]).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_greedy_seeding_by_device_draws_and_scores_by_d_to_the_power(power):
+    # two groups and a far point: D and D^2 potentials rank the candidates differently (drawing
+    # by one power and scoring by the other is 0.14 off in total variation)
+    X = np.array([[0.0], [0.2], [3.0], [3.3], [3.5], [3.85], [9.0], [6.0]])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    fed = Federation.from_devices(X, np.zeros(8, dtype=int), sample_weight=w)
+    rng = np.random.default_rng(5)
+    counts = draw_pairs(lambda: fed.order[kmeans_plusplus_by_device(
+        fed, 2, random_state=rng, power=power)[0]], 8, 20000)
+    assert_matches(counts, exact_greedy_pair_probabilities(X, w, power))
+
+
+def test_power_is_validated():
+    with pytest.raises(ValueError, match="power must be 1"):
+        kmeans_plusplus(POINTS, 2, power=3)
+    fed = Federation.from_devices(POINTS, DEVICES)
+    with pytest.raises(ValueError, match="power must be 1"):
+        kmeans_plusplus_by_device(fed, 1, power=0.5)
 
 
 def test_distributed_kmeans_plusplus_has_the_centralized_weighted_distribution():
@@ -125,8 +180,8 @@ def test_initial_centers_validates_the_init_parameter(rng):
     assert comm["rounds"] == 0
 
 
-def test_kmeans_plusplus_by_device_finds_every_cluster_of_every_device(rng):
-    from fedclust.seeding import kmeans_plusplus_by_device
+@pytest.mark.parametrize("power", [2, 1])
+def test_kmeans_plusplus_by_device_finds_every_cluster_of_every_device(rng, power):
     centers = 50.0 * rng.standard_normal((12, 4))
     per_device = [3, 1, 4, 4]  # clusters held by each device, seeded with as many centers
     X, devices, truth = [], [], []
@@ -139,18 +194,17 @@ def test_kmeans_plusplus_by_device_finds_every_cluster_of_every_device(rng):
         start += k
     fed = Federation.from_devices(np.vstack(X), np.concatenate(devices))
     truth = np.concatenate(truth)[fed.order]
-    rows = kmeans_plusplus_by_device(fed, np.array(per_device), random_state=0)
+    rows = kmeans_plusplus_by_device(fed, np.array(per_device), random_state=0, power=power)
     assert rows.shape == (4, 4)
     for z, k in enumerate(per_device):
         chosen = rows[z, :k]
         assert (rows[z, k:] == -1).all()
         assert ((chosen >= fed.offsets[z]) & (chosen < fed.offsets[z + 1])).all()
-        # greedy k-means++ on well-separated clusters takes one seed from each
+        # greedy seeding (D^2 or D) on well-separated clusters takes one seed from each
         assert sorted(truth[chosen]) == sorted(set(truth[fed.offsets[z]:fed.offsets[z + 1]]))
 
 
 def test_kmeans_plusplus_by_device_never_draws_zero_weight_and_names_a_short_device(rng):
-    from fedclust.seeding import kmeans_plusplus_by_device
     X = rng.standard_normal((10, 2))
     w = np.array([0, 0, 1, 1, 1, 0, 1, 0, 0, 1], dtype=float)
     fed = Federation.from_devices(X, np.repeat([7, 8], 5), sample_weight=w)

@@ -1,15 +1,18 @@
-"""Centralized (weighted) k-means: the best of several k-means++ + Lloyd restarts.
+"""Centralized (weighted) k-means or k-median: the best of several seeding + Lloyd restarts.
 
 What a single machine runs on data it holds whole: the oracle clusterings of k-FED's
 separation study, and the weighted solve every node of a distributed coreset runs on the
 coreset (Balcan, Ehrlich & Liang 2013, Algorithm 2: "an alpha-approximation algorithm for
 weighted clustering instances"). One restart is weighted k-means++ (rows of weight <= 0 are
 never drawn) followed by weighted Lloyd to convergence; the restart of lowest weighted cost is
-kept.
+kept. For k-median (``objective="kmedian"``) the seeding draws proportional to ``w D`` rather
+than ``w D^2`` and Lloyd's update moves the centers towards their clusters' geometric medians
+(:func:`fedclust.lloyd.lloyd`); the kept restart is the one of lowest k-median cost.
 """
 
 from __future__ import annotations
 
+from ._validation import check_choice
 from .lloyd import LloydResult, lloyd
 from .seeding import kmeans_plusplus
 
@@ -17,7 +20,7 @@ __all__ = ["best_kmeans"]
 
 
 def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
-                max_iter: int = 300) -> LloydResult:
+                max_iter: int = 300, objective: str = "kmeans") -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
 
     Parameters
@@ -30,10 +33,14 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     sample_weight : ndarray of shape (n,), optional
         Row weights; negative ones allowed (see :mod:`fedclust.lloyd`).
     max_iter : int
+    objective : {"kmeans", "kmedian"}, default="kmeans"
+        ``"kmedian"``: ``D`` seeding (``power=1``), k-median Lloyd, and the restart of lowest
+        weighted k-median cost ``sum_i w_i ||x_i - c(x_i)||`` is kept.
 
     Returns
     -------
     LloydResult
+        Its ``inertia`` is the cost of the objective.
 
     Examples
     --------
@@ -42,15 +49,22 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     >>> result = best_kmeans(X, 2, seeds=[0, 1])
     >>> sorted(result.centers.ravel().round(1).tolist())
     [0.1, 10.1]
+    >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [10.0, 10.0]])
+    >>> X = np.r_[square, square + 100]  # geometric medians (1, 1) and (101, 101), means 3 off
+    >>> result = best_kmeans(X, 2, seeds=[0, 1], objective="kmedian")
+    >>> sorted(result.centers.round(1).tolist())
+    [[1.0, 1.0], [101.0, 101.0]]
     """
+    check_choice(objective, "objective", {"kmeans", "kmedian"})
+    power = 2 if objective == "kmeans" else 1
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must hold at least one seed (one restart each)")
     best = None
     for seed in seeds:
         init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
-                                  random_state=seed)
-        result = lloyd(X, init, weights=sample_weight, max_iter=max_iter)
+                                  random_state=seed, power=power)
+        result = lloyd(X, init, weights=sample_weight, max_iter=max_iter, objective=objective)
         if best is None or result.inertia < best.inertia:
             best = result
     return best

@@ -1,11 +1,15 @@
 """Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013): the construction itself.
 
-A coreset of ``P`` is a weighted set ``D`` whose weighted k-means cost approximates the cost of
-``P`` for every set of centers. Algorithm 1 of the paper builds one without moving data:
+A coreset of ``P`` is a weighted set ``D`` whose weighted k-means (or k-median) cost
+approximates the cost of ``P`` for every set of centers. Algorithm 1 of the paper builds one
+without moving data:
 
 1. every node ``i`` computes a constant-factor solution ``B_i`` of its own points (here
    ``k`` centers: k-means++ seeding refined by Lloyd, all nodes in one batched call) and shares
-   its cost ``M_i = sum_p m_p`` with ``m_p = cost(p, B_i)`` (squared distance for k-means);
+   its cost ``M_i = sum_p m_p`` with ``m_p = cost(p, B_i)``: the squared distance
+   ``d(p, B_i)^2`` for k-means, the distance ``d(p, B_i)`` itself for k-median (the proof of
+   Lemma 2 samples by ``m_p = d(p, b_p)``). For k-median the local solution is k-median's own:
+   ``D`` seeding (``power=1``) and Lloyd with the Weiszfeld update (``objective="kmedian"``);
 2. node ``i`` draws ``t_i = t M_i / sum_j M_j`` points i.i.d. **with replacement**, ``p`` with
    probability ``m_p / M_i``; a draw ``q`` weighs ``w_q = M_i / (t_i m_q)``. The algorithm box
    prints ``sum_{z in P_i} m_z / (t m_q)`` (the node's own sum over the global ``t``), which
@@ -17,6 +21,11 @@ A coreset of ``P`` is a weighted set ``D`` whose weighted k-means cost approxima
    coreset keeps it (the paper's weights are real, Definition 1), and the weighted solver
    accepts negative weights (:mod:`fedclust.lloyd`). The weights of a node's portion always
    add up to its number of points.
+
+Steps 2 and 3 read only ``m_p`` and the cells ``P_b``, so :func:`sample_coreset` serves both
+objectives unchanged: whatever ``m_p``, the weighted cost of the coreset is an unbiased estimate
+of the cost of ``P`` for any centers and any cost of a point (the proof of Lemma 2); ``m_p``
+only sets its variance, which the objective's own ``m_p`` bounds.
 
 A node with at most ``t_i`` points sends its points as they are (weight 1 each, or their own
 weights) and no centers. Inputs may themselves be weighted, with signed weights (Zhang et al.'s
@@ -36,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from ._validation import check_random_state
+from ._validation import check_choice, check_random_state
 from .federation import Federation
 from .lloyd import lloyd_by_device
 from .seeding import _draw, kmeans_plusplus_by_device
@@ -57,7 +66,8 @@ class LocalSolutions:
     labels : ndarray of shape (n_samples,)
         Nearest center of every row (sorted-row order): its cell ``P_b``.
     row_costs : ndarray of shape (n_samples,)
-        ``m_p``, the squared distance of every row to its nearest center.
+        ``m_p``, the cost of every row at its nearest center: the squared distance (k-means)
+        or the distance (k-median).
     costs : ndarray of shape (n_devices,)
         ``M_i = sum_p |v_p| m_p``, what each node shares.
     """
@@ -99,11 +109,18 @@ class Coreset:
 
 
 def local_solutions(federation: Federation, n_clusters: int, *, random_state=None,
-                    max_iter: int = 300) -> LocalSolutions:
+                    max_iter: int = 300, objective: str = "kmeans") -> LocalSolutions:
     """Algorithm 1, step 1 on every node: ``k`` centers by k-means++ seeding and Lloyd's
     refinement (the paper leaves the constant-factor algorithm open; k-means++ alone is an
     ``O(log k)`` approximation in expectation, Lloyd only lowers its cost), weighted by the
-    rows' weights. A node with at most ``k`` points of positive weight takes them all."""
+    rows' weights. A node with at most ``k`` points of positive weight takes them all.
+
+    ``objective="kmedian"``: ``D`` seeding (also ``O(log k)`` for the k-median cost) and
+    k-median Lloyd; ``row_costs`` are then the distances ``m_p = d(p, B_i)`` (Algorithm 1 for
+    k-median; the proof of Lemma 2 samples by ``m_p = d(p, b_p)``) and ``costs`` their sums
+    ``M_i = sum_p |v_p| m_p``.
+    """
+    check_choice(objective, "objective", {"kmeans", "kmedian"})
     w = federation.weights
     positive = np.bincount(federation.device_of_row, weights=federation.row_weights > 0,
                            minlength=federation.n_devices).astype(np.int64)
@@ -112,11 +129,16 @@ def local_solutions(federation: Federation, n_clusters: int, *, random_state=Non
         raise ValueError(f"device {federation.device_ids[z]} has no point of positive weight: "
                          f"it has no local solution to build a coreset portion from")
     per_device = np.minimum(n_clusters, positive)
-    rows = kmeans_plusplus_by_device(federation, per_device, random_state=random_state)
+    rows = kmeans_plusplus_by_device(federation, per_device, random_state=random_state,
+                                     power=2 if objective == "kmeans" else 1)
     valid = rows >= 0
     init = federation.X[np.maximum(rows, 0)]
-    result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter, weights=w)
+    result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter, weights=w,
+                             objective=objective)
+    # m_p = cost(p, B_i): d^2 for k-means, d for k-median (sq_distances are squared for both)
     row_costs = result.sq_distances.astype(np.float64)
+    if objective == "kmedian":
+        row_costs = np.sqrt(row_costs)
     costs = np.bincount(federation.device_of_row,
                         weights=np.abs(federation.row_weights) * row_costs,
                         minlength=federation.n_devices)

@@ -16,6 +16,18 @@ a padded batched ``np.matmul`` over devices, scikit-learn's Lloyd.)
 Distances use the GEMM form ``||x||^2 - 2 x.c + ||c||^2``; float32 data stays float32 in the
 GEMM (as in scikit-learn) while sums are accumulated in float64.
 
+k-median (``objective="kmedian"``, the other objective of Balcan, Ehrlich & Liang 2013, whose
+cost is ``sum_p d(p, x)``, Sec. 2) reuses the same assignment passes: a row still goes to its
+nearest center. Only the update differs: the minimizer of ``sum_i w_i ||x_i - c||`` over a
+cluster, its weighted geometric median, has no closed form, so every center takes a few
+Weiszfeld steps towards it from where it is, each step a weighted mean with the weights
+``w_i / ||x_i - c||`` (:func:`segment_sums` of the rows, :func:`sq_distances_to` for the
+distances). Rows on the center itself (closer than ``eps``, a few float ulps of the data's
+largest row norm: below it a distance is rounding noise of the coordinates) get Vardi & Zhang's
+(2000) treatment instead of a division by ~0: they hold the center unless the other rows pull
+harder (see :func:`update_medians`); without it a center seeded on a row (as k-means++ seeds)
+could never leave that row.
+
 Conventions
 -----------
 * A cluster that loses all its points keeps its previous center (it is *not* reseeded): the
@@ -29,9 +41,17 @@ Conventions
   their total weight is positive. A cluster whose total weight is zero or negative has no
   minimizing mean (the weighted cost is then not bounded below) and keeps its previous center,
   like an empty cluster. Seeding (:mod:`fedclust.seeding`) never draws a row of weight <= 0.
+* k-median, the same policy: a cluster whose Weiszfeld denominator ``sum_i w_i / ||x_i - c||``
+  (over the rows off the center) is zero or negative, or that is empty, keeps its center; rows
+  on the center count with their weight clipped at 0 (a negative weight there would push the
+  center off without a direction). The cost is ``sum_i w_i ||x_i - c(x_i)||``; the results'
+  ``sq_distances`` stay *squared* distances for both objectives, and only ``inertia`` takes
+  their square roots (for k-median they are computed from the differences, not the GEMM form,
+  whose rounding the square root would magnify near a center).
 * Ties go to the lowest center index (as ``np.argmin``).
 * Lloyd stops at a fixed point (an assignment step that changes no label) or after
-  ``max_iter`` update steps; ``n_iter`` counts update steps.
+  ``max_iter`` update steps; ``n_iter`` counts update steps (for k-median an update step is
+  ``_WEISZFELD_STEPS`` Weiszfeld steps).
 """
 
 from __future__ import annotations
@@ -43,6 +63,7 @@ import numpy as np
 from numba import njit, prange
 from threadpoolctl import ThreadpoolController
 
+from ._validation import check_choice
 from .federation import Federation
 
 __all__ = [
@@ -53,6 +74,7 @@ __all__ = [
     "segment_sums",
     "sq_distances_to",
     "update_centers",
+    "update_medians",
     "lloyd",
     "lloyd_by_device",
     "LloydResult",
@@ -75,6 +97,16 @@ _DEVICE_CACHE_BYTES = 2**20
 # k = 20, BLAS 1.3x faster at k = 50)
 _DIRECT_MAX_K = 16
 _DEVICES_PER_THREAD = 4
+# Weiszfeld steps per k-median update: each costs two passes over the data (the distances, then
+# the weighted sums) and moves every center towards its cluster's geometric median at a linear
+# rate. A few per Lloyd iteration, not a full solve: the next iteration starts from where this
+# one stopped, so the steps add up while the clusters settle, and most of the first iterations'
+# steps would be spent on clusters about to change. One alone would be too few: Lloyd stops at
+# the first assignment that changes no label, which a small move easily is.
+_WEISZFELD_STEPS = 5
+# rows closer to a center than this many float ulps of the data's largest row norm are on it
+# (Vardi & Zhang's step); below it a distance is rounding noise of the coordinates
+_COINCIDENT_ULPS = 4
 
 _controller: ThreadpoolController | None = None
 
@@ -406,6 +438,55 @@ def _means(sums: np.ndarray, totals: np.ndarray, previous: np.ndarray) -> np.nda
     return centers.reshape(previous.shape)
 
 
+_OBJECTIVES = ("kmeans", "kmedian")
+
+
+def _check_objective(objective) -> str:
+    return check_choice(objective, "objective", _OBJECTIVES)
+
+
+def _coincidence_floor(dtype, x_sq: np.ndarray) -> float:
+    """``eps`` of the k-median update: ``_COINCIDENT_ULPS`` ulps of the largest row norm
+    (0 for all-zero data, where only exact coincidence counts)."""
+    scale = float(np.sqrt(x_sq.max(initial=0.0)))
+    return _COINCIDENT_ULPS * float(np.finfo(dtype).eps) * scale
+
+
+def _weiszfeld(X, segments, centers, weights, eps: float, n_steps: int,
+               sq: np.ndarray | None = None) -> np.ndarray:
+    """``n_steps`` Weiszfeld steps (with Vardi & Zhang's rule for rows on the center) of
+    every center of ``centers`` (flat, ``(n_segments, d)``, ``X``'s dtype) towards the
+    weighted geometric median of the rows of its segment; see :func:`update_medians`.
+    ``sq``: :func:`sq_distances_to` of ``centers``, when the caller has it already."""
+    n_segments = centers.shape[0]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    for i in range(n_steps):
+        dist = np.sqrt(sq if i == 0 and sq is not None else
+                       sq_distances_to(X, centers, segments))
+        off = dist > eps
+        # Weiszfeld's weights w_i / ||x_i - c|| for the rows off the center; 0 on it
+        pull = np.divide(1.0 if w is None else w, dist, out=np.zeros_like(dist), where=off)
+        sums, totals = segment_sums(X, segments, n_segments, pull)
+        sums, totals = sums.astype(np.float64), totals.astype(np.float64)
+        on = ~off
+        eta = np.bincount(segments[on], weights=None if w is None else w[on],
+                          minlength=n_segments)
+        c = centers.astype(np.float64)
+        moving = totals > 0.0  # else (empty, or a denominator <= 0) the center stays
+        target = np.divide(sums, totals[:, None], out=c.copy(), where=moving[:, None])
+        # Vardi & Zhang (2000): rows of weight eta on the center hold it while the others'
+        # resultant pull ||R|| = ||sum_i w_i (x_i - c) / ||x_i - c||| is at most eta (the center
+        # is then the median: its subgradient contains 0), else it moves the share
+        # 1 - eta / ||R|| of the Weiszfeld step; eta = 0 is Weiszfeld's step itself
+        resultant = np.linalg.norm(sums - totals[:, None] * c, axis=1)
+        eta = np.maximum(eta, 0.0)
+        hold = np.minimum(np.divide(eta, resultant, out=np.ones_like(eta),
+                                    where=resultant > 0.0), 1.0)
+        step = hold[:, None] * c + (1.0 - hold)[:, None] * target
+        centers = np.where(moving[:, None], step, c).astype(centers.dtype)
+    return centers
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -556,9 +637,69 @@ def update_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
     return centers, totals.reshape(previous.shape[:-1])
 
 
+def update_medians(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
+                   weights: np.ndarray | None = None, *, n_steps: int = _WEISZFELD_STEPS):
+    """The k-median update step: every center moves towards the weighted geometric median of
+    its points, ``argmin_c sum_i w_i ||x_i - c||``, by ``n_steps`` Weiszfeld steps from
+    ``previous``.
+
+    One step is ``c <- sum_i a_i x_i / sum_i a_i`` with ``a_i = w_i / ||x_i - c||`` over the
+    cluster's rows off the center (Weiszfeld 1937). Rows *on* the center (closer than ``eps``,
+    ``_COINCIDENT_ULPS`` float ulps of the largest row norm of ``X``) have no such weight; with
+    ``eta`` their total weight and ``R = sum_i a_i (x_i - c)`` the others' pull, the center
+    stays when ``||R|| <= eta`` (it is then the median) and else moves by the share
+    ``1 - eta / ||R||`` of the step (Vardi & Zhang 2000, which keeps the cost decreasing for
+    positive weights and converges to the median even from a data point).
+
+    A cluster that is empty, or whose denominator ``sum_i a_i`` is <= 0 (negative weights),
+    keeps its center; a negative ``eta`` counts as 0. Works for flat centers ``(k, d)`` and,
+    with ``labels`` running over ``n_devices * k`` segments, for per-device centers
+    ``(Z, k, d)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    labels : ndarray of shape (n,)
+        Segment (cluster) of every row.
+    previous : ndarray of shape (k, d) or (Z, k, d)
+        Where the steps start.
+    weights : ndarray of shape (n,), optional
+    n_steps : int, default=_WEISZFELD_STEPS
+
+    Returns
+    -------
+    centers : ndarray, same shape as ``previous``
+    totals : ndarray of the leading shape of ``previous``
+        Number (or weight) of points in every cluster.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [10.0, 10.0]])
+    >>> centers, totals = update_medians(X, np.zeros(4, dtype=int), X[:1], n_steps=50)
+    >>> centers.round(6).tolist(), totals.tolist()  # where the diagonals cross, not the mean
+    ([[1.0, 1.0]], [4.0])
+    """
+    X = _floating(X)
+    labels = np.asarray(labels, dtype=np.int64)
+    previous = np.asarray(previous)
+    d = previous.shape[-1]
+    flat = np.array(previous, dtype=X.dtype).reshape(-1, d)
+    eps = _coincidence_floor(X.dtype, squared_norms(X))
+    centers = _weiszfeld(X, labels, flat, weights, eps, n_steps)
+    totals = np.bincount(labels, weights=None if weights is None else
+                         np.asarray(weights, dtype=np.float64), minlength=len(flat))
+    return centers.reshape(previous.shape), totals.astype(np.float64).reshape(
+        previous.shape[:-1])
+
+
 @dataclass
 class LloydResult:
-    """Output of :func:`lloyd`."""
+    """Output of :func:`lloyd`.
+
+    ``sq_distances`` are the rows' *squared* distances to their centers whatever the
+    ``objective``; ``inertia`` is that objective's cost.
+    """
 
     centers: np.ndarray
     labels: np.ndarray
@@ -567,17 +708,22 @@ class LloydResult:
     n_iter: int
     converged: bool
     weights: np.ndarray | None = None
+    objective: str = "kmeans"
 
     @property
     def inertia(self) -> float:
-        """The (weighted) k-means cost of the rows under ``centers``."""
+        """The (weighted) cost of the rows under ``centers``: ``sum_i w_i ||x_i - c||^2``
+        for k-means, ``sum_i w_i ||x_i - c||`` for k-median."""
+        if self.objective == "kmedian":
+            distances = np.sqrt(self.sq_distances.astype(np.float64))
+            return float(distances.sum() if self.weights is None else distances @ self.weights)
         if self.weights is None:
             return float(self.sq_distances.sum())
         return float(self.sq_distances @ self.weights)
 
 
 def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
-          max_iter: int = 300, on_iteration=None) -> LloydResult:
+          max_iter: int = 300, on_iteration=None, objective: str = "kmeans") -> LloydResult:
     """Lloyd's algorithm from ``init``: alternate update and assignment steps.
 
     Every iteration is one pass of the kernel: the assignment to the current centers and the
@@ -596,12 +742,18 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     on_iteration : callable(iteration, centers, labels, sq_distances), optional
         Called after the first assignment (iteration 0) and after every update and
         assignment.
+    objective : {"kmeans", "kmedian"}, default="kmeans"
+        ``"kmedian"``: the same assignments, and an update that moves every center
+        ``_WEISZFELD_STEPS`` Weiszfeld steps towards the weighted geometric median of its rows
+        (:func:`update_medians`) instead of to their mean; the cost is then
+        ``sum_i w_i ||x_i - c(x_i)||``, which no iteration increases (positive weights).
 
     Returns
     -------
     LloydResult
         ``labels`` and ``sq_distances`` refer to the returned centers; ``sq_distances`` are
-        unweighted, ``inertia`` and ``cluster_weights`` weighted.
+        unweighted (and squared, for either objective), ``inertia`` (the objective's cost)
+        and ``cluster_weights`` weighted.
 
     Examples
     --------
@@ -610,9 +762,16 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     >>> result = lloyd(X, np.array([[0.0], [1.0]]))
     >>> result.centers.ravel().tolist(), result.labels.tolist(), result.converged
     ([0.5, 10.5], [0, 0, 1, 1], True)
+    >>> X = np.array([[0.0], [1.0], [2.0], [9.0], [10.0], [20.0]])
+    >>> result = lloyd(X, np.array([[0.0], [10.0]]), objective="kmedian")
+    >>> result.centers.ravel().round(4).tolist(), round(result.inertia, 4)  # medians, sum |x - c|
+    ([1.0, 10.0], 13.0)
     """
+    _check_objective(objective)
     X = _floating(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
+    if objective == "kmedian":
+        return _lloyd_kmedian(X, centers, weights, max_iter, on_iteration)
     plan = _plan(np.array([0, X.shape[0]]))
     # the first pass computes the rows' norms; the later ones reuse them
     step = _run_pass(X, None, centers[None], plan, weights=weights, sums=True)
@@ -633,6 +792,42 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     return LloydResult(centers=centers, labels=step.labels, sq_distances=step.sq,
                        cluster_weights=step.totals, n_iter=n_iter, converged=converged,
                        weights=None if weights is None else np.asarray(weights))
+
+
+def _lloyd_kmedian(X, centers, weights, max_iter, on_iteration) -> LloydResult:
+    """:func:`lloyd` for k-median: the kernel's passes assign (no sums: the update is not a
+    mean), :func:`_weiszfeld` updates; the same stopping rule.
+
+    The squared distances reported (to ``on_iteration`` and in the result) are taken from the
+    differences (:func:`sq_distances_to`), not from the GEMM form: near a center its rounding
+    (``~eps ||x||^2``) becomes ``~sqrt(eps) ||x||`` under the square root, visible in the
+    k-median cost of a heavy coreset center. They cost no extra pass but the last: they are
+    the first distances the next Weiszfeld step needs."""
+    plan = _plan(np.array([0, X.shape[0]]))
+    step = _run_pass(X, None, centers[None], plan)
+    eps = _coincidence_floor(X.dtype, step.x_sq)
+    sq = sq_distances_to(X, centers, step.labels)
+    if on_iteration is not None:
+        on_iteration(0, centers, step.labels, sq.astype(X.dtype, copy=False))
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
+        centers = _weiszfeld(X, step.labels, centers, weights, eps, _WEISZFELD_STEPS, sq)
+        new = _run_pass(X, step.x_sq, centers[None], plan)
+        sq = sq_distances_to(X, centers, new.labels)
+        if on_iteration is not None:
+            on_iteration(n_iter, centers, new.labels, sq.astype(X.dtype, copy=False))
+        same = np.array_equal(new.labels, step.labels)
+        step = new
+        if same:
+            converged = True
+            break
+    w = None if weights is None else np.asarray(weights)
+    cluster_weights = np.bincount(step.labels, weights=w, minlength=centers.shape[0])
+    return LloydResult(centers=centers, labels=step.labels,
+                       sq_distances=sq.astype(X.dtype, copy=False),
+                       cluster_weights=cluster_weights.astype(np.float64), n_iter=n_iter,
+                       converged=converged, weights=w, objective="kmedian")
 
 
 @dataclass
@@ -687,10 +882,46 @@ def _lloyd_device_major(federation, X, centers, center_mask, max_iter, x_sq, wei
                              totals=None if weights is None else totals.reshape(Z, k))
 
 
+def _lloyd_by_device_kmedian(federation, X, centers, center_mask, max_iter, x_sq, weights):
+    """k-median Lloyd on every device in lock-step: one assignment pass over the whole
+    federation per iteration, then the Weiszfeld steps of all devices' centers at once (the
+    segment of a row is ``device * k + label``)."""
+    Z, k, d = centers.shape
+    plan = _plan(federation.offsets)
+    step = _run_pass(X, x_sq, centers, plan, center_mask=center_mask)
+    eps = _coincidence_floor(X.dtype, step.x_sq)
+    base = federation.device_of_row * k
+    # squared distances from the differences, as in _lloyd_kmedian
+    sq = sq_distances_to(X, centers.reshape(Z * k, d), base + step.labels)
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
+        # padding centers own no rows: the update keeps them
+        flat = _weiszfeld(X, base + step.labels, centers.reshape(Z * k, d), weights, eps,
+                          _WEISZFELD_STEPS, sq)
+        centers = flat.reshape(Z, k, d)
+        new = _run_pass(X, step.x_sq, centers, plan, center_mask=center_mask)
+        sq = sq_distances_to(X, flat, base + new.labels)
+        same = np.array_equal(new.labels, step.labels)
+        step = new
+        if same:
+            converged = True
+            break
+    segment = base + step.labels
+    counts = np.bincount(segment, minlength=Z * k).reshape(Z, k)
+    totals = None if weights is None else \
+        np.bincount(segment, weights=np.asarray(weights, dtype=np.float64),
+                    minlength=Z * k).reshape(Z, k)
+    return DeviceLloydResult(centers=centers, labels=step.labels,
+                             sq_distances=sq.astype(X.dtype, copy=False), counts=counts,
+                             n_iter=n_iter, converged=converged, totals=totals)
+
+
 def lloyd_by_device(federation: Federation, init: np.ndarray, *,
                     center_mask: np.ndarray | None = None, max_iter: int = 300,
                     x_sq: np.ndarray | None = None,
-                    weights: np.ndarray | None = None) -> DeviceLloydResult:
+                    weights: np.ndarray | None = None,
+                    objective: str = "kmeans") -> DeviceLloydResult:
     """Lloyd's algorithm run independently on every device, all devices in one call.
 
     When every device is small enough for its rows to stay in a core's cache (and there are
@@ -711,12 +942,19 @@ def lloyd_by_device(federation: Federation, init: np.ndarray, *,
         Update steps at most.
     weights : ndarray of shape (n_samples,), optional
         Row weights in the federation's sorted order (default: ``federation.weights``).
+    objective : {"kmeans", "kmedian"}, default="kmeans"
+        ``"kmedian"``: every device runs :func:`lloyd`'s k-median iterations (Weiszfeld
+        updates, :func:`update_medians`), always in lock-step; ``sq_distances`` stay squared.
     """
+    _check_objective(objective)
     X = _floating(federation.X)
     if weights is None:
         weights = federation.weights
     Z, k, _ = init.shape
     centers = np.array(init, dtype=X.dtype, copy=True)
+    if objective == "kmedian":
+        return _lloyd_by_device_kmedian(federation, X, centers, center_mask, max_iter, x_sq,
+                                        weights)
     if _fits_device_major(federation, X):
         return _lloyd_device_major(federation, X, centers, center_mask, max_iter, x_sq, weights)
     plan = _plan(federation.offsets)

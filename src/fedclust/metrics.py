@@ -1,7 +1,9 @@
 """The metrics every paper reports, in one place.
 
 * :func:`kmeans_cost` -- the k-means objective, sum of squared distances to the nearest center;
-  :func:`partition_cost` -- the cost of a clustering with its own means (k-FED's Eq. 1).
+  :func:`kmedian_cost` -- the k-median objective, sum of distances (Balcan, Ehrlich & Liang
+  2013, Sec. 2); :func:`partition_cost` -- the cost of a clustering with its own means (k-FED's
+  Eq. 1).
 * :func:`clustering_accuracy` / :func:`misclustering_rate` -- agreement with a reference
   labelling up to the best permutation of cluster names (Hungarian algorithm).
 * :func:`separation` -- the pairwise separation ``c_rs`` of a clustering used by k-FED
@@ -20,6 +22,7 @@ from .lloyd import assign, segment_sums, sq_distances_to
 
 __all__ = [
     "kmeans_cost",
+    "kmedian_cost",
     "partition_cost",
     "clustering_accuracy",
     "misclustering_rate",
@@ -33,6 +36,22 @@ __all__ = [
 ]
 
 
+def _check_cost_input(X, centers, labels):
+    """``X``, ``centers`` and ``labels`` (None stays None) of a cost, validated."""
+    X = check_data(X)
+    centers = np.asarray(centers, dtype=X.dtype)
+    if centers.ndim != 2 or centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers must have shape (k, {X.shape[1]}); got {centers.shape}")
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (X.shape[0],):
+            raise ValueError(f"labels must have shape ({X.shape[0]},); got {labels.shape}")
+        if labels.min() < 0 or labels.max() >= len(centers):
+            raise ValueError(f"labels must lie in [0, {len(centers)}); got "
+                             f"{labels.min()}..{labels.max()}")
+    return X, centers, labels
+
+
 def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
     """k-means cost ``sum_i w_i ||x_i - c(x_i)||^2``.
 
@@ -44,31 +63,53 @@ def kmeans_cost(X, centers, labels=None, sample_weight=None) -> float:
         Center index of every row; by default each row goes to its nearest center.
     sample_weight : array-like of shape (n,), optional
     """
-    X = check_data(X)
-    centers = np.asarray(centers, dtype=X.dtype)
-    if centers.ndim != 2 or centers.shape[1] != X.shape[1]:
-        raise ValueError(f"centers must have shape (k, {X.shape[1]}); got {centers.shape}")
-    if labels is None:
-        _, sq = assign(X, centers)
-    else:
-        labels = np.asarray(labels)
-        if labels.shape != (X.shape[0],):
-            raise ValueError(f"labels must have shape ({X.shape[0]},); got {labels.shape}")
-        if labels.min() < 0 or labels.max() >= len(centers):
-            raise ValueError(f"labels must lie in [0, {len(centers)}); got "
-                             f"{labels.min()}..{labels.max()}")
+    X, centers, labels = _check_cost_input(X, centers, labels)
+    if labels is not None:
         return labelled_cost(X, centers, labels, sample_weight)
+    _, sq = assign(X, centers)
     if sample_weight is not None:
         sq = sq * np.asarray(sample_weight)
     return float(sq.sum())
 
 
+def kmedian_cost(X, centers, labels=None, sample_weight=None) -> float:
+    """k-median cost ``sum_i w_i ||x_i - c(x_i)||``: Euclidean distances, not squared
+    (Balcan, Ehrlich & Liang 2013, Sec. 2: "the k-median cost is defined as
+    ``sum_p d(p, x)``").
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    centers : array-like of shape (k, d)
+    labels : array-like of shape (n,), optional
+        Center index of every row; by default each row goes to its nearest center (which is
+        the nearest in distance as in squared distance).
+    sample_weight : array-like of shape (n,), optional
+
+    Examples
+    --------
+    >>> kmedian_cost([[0.0, 0.0], [3.0, 4.0], [10.0, 0.0]], [[0.0, 0.0], [10.0, 1.0]])
+    6.0
+    """
+    X, centers, labels = _check_cost_input(X, centers, labels)
+    if labels is None:
+        # the distances from the differences, not the assignment's GEMM form: its rounding
+        # (~eps ||x||^2) would become ~sqrt(eps) ||x|| under the square root near a center
+        labels, _ = assign(X, centers)
+    return labelled_cost(X, centers, labels, sample_weight, objective="kmedian")
+
+
 def labelled_cost(X: np.ndarray, centers: np.ndarray, labels: np.ndarray,
-                  sample_weight=None) -> float:
-    """:func:`kmeans_cost` with given labels, on data already validated (a fitted
-    federation's rows): no second pass over ``X`` to check it."""
-    sq = sq_distances_to(X, centers, labels)
-    return float(sq.sum() if sample_weight is None else sq @ np.asarray(sample_weight))
+                  sample_weight=None, *, objective: str = "kmeans") -> float:
+    """:func:`kmeans_cost` (``objective="kmedian"``: :func:`kmedian_cost`) with given labels,
+    on data already validated (a fitted federation's rows): no second pass over ``X`` to check
+    it."""
+    cost = sq_distances_to(X, centers, labels)  # squared distances, in float64
+    if objective == "kmedian":
+        cost = np.sqrt(cost)
+    elif objective != "kmeans":
+        raise ValueError(f"objective must be 'kmeans' or 'kmedian'; got {objective!r}")
+    return float(cost.sum() if sample_weight is None else cost @ np.asarray(sample_weight))
 
 
 def partition_cost(X, labels, sample_weight=None) -> float:

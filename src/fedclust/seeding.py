@@ -16,9 +16,16 @@ the seeding of the distributed Lloyd baseline.
 
 Rows of weight <= 0 are never drawn (their probability is ``max(w, 0) D^2``); see
 :mod:`fedclust.lloyd` for what negative weights mean.
+
+``power=1`` (in :func:`kmeans_plusplus` and :func:`kmeans_plusplus_by_device`) samples
+proportional to ``w D`` instead of ``w D^2``: Arthur & Vassilvitskii's (2007) generalization of
+k-means++ to the cost ``sum w D^l``, here with ``l = 1``, the k-median seeding (``O(log k)``
+competitive in expectation for fixed ``l``, as ``D^2`` is for k-means).
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 from numba import njit, prange
@@ -47,8 +54,16 @@ def _sq_dist_to(X, x_sq, row) -> np.ndarray:
     return np.maximum(x_sq - 2.0 * (X @ X[row]) + x_sq[row], 0.0)
 
 
+def _check_power(power) -> int:
+    """``power`` as 1 (``D`` sampling, k-median) or 2 (``D^2``, k-means)."""
+    if isinstance(power, bool) or not isinstance(power, numbers.Real) or power not in (1, 2):
+        raise ValueError(f"power must be 1 (D sampling, k-median) or 2 (D^2 sampling, "
+                         f"k-means); got {power!r}")
+    return int(power)
+
+
 def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None,
-                    x_sq: np.ndarray | None = None):
+                    x_sq: np.ndarray | None = None, power: int = 2):
     """Weighted k-means++ seeding on pooled data (see the module docstring).
 
     Parameters
@@ -58,6 +73,11 @@ def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None
     sample_weight : array-like of shape (n,), optional
         Row weights; negative weights are accepted and never drawn.
     random_state : int, Generator or None
+    x_sq : ndarray of shape (n,), optional
+        Precomputed squared norms of the rows.
+    power : {1, 2}, default=2
+        Every next center is drawn proportional to ``w D^power``: 2 is k-means++, 1 the
+        k-median seeding (``D`` sampling).
 
     Returns
     -------
@@ -74,6 +94,7 @@ def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None
     >>> sorted(np.round(centers.ravel()).tolist())  # one point from each pair
     [0.0, 10.0]
     """
+    power = _check_power(power)
     X = np.asarray(X)
     n = X.shape[0]
     w = _positive(check_sample_weight(sample_weight, n, allow_negative=True), n)
@@ -86,7 +107,8 @@ def kmeans_plusplus(X, n_clusters: int, *, sample_weight=None, random_state=None
     rows[0] = rng.integers(n) if w is None else rng.choice(n, p=w / w.sum())
     d2 = _sq_dist_to(X, x_sq, rows[0])
     for j in range(1, n_clusters):
-        p = d2 if w is None else w * d2
+        D = d2 if power == 2 else np.sqrt(d2)  # D^power
+        p = D if w is None else w * D
         total = p.sum()
         if total <= 0.0:
             # every drawable row coincides with a chosen center: draw as for the first one
@@ -107,8 +129,11 @@ def _draw(cumulative, u):  # pragma: no cover (compiled)
 
 
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
+def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power,
                             rows):  # pragma: no cover (compiled; tested through its wrapper)
+    """``power`` 2 draws and scores by ``w D^2``, 1 by ``w D``; ``closest`` and
+    ``trial_d2`` hold squared distances either way. The ``power == 2`` branches are the
+    k-means++ loops as they were: k-median's square roots cost k-means nothing."""
     d = X.shape[1]
     for z in prange(len(offsets) - 1):
         s, e, k = offsets[z], offsets[z + 1], n_clusters[z]
@@ -139,8 +164,11 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
         pots = np.empty(trials)
         trial_d2 = np.empty((trials, n))
         for c in range(1, k):
-            # the candidates of this step, all drawn from the same D^2 distribution
-            cumulative = np.cumsum(wz * closest)
+            # the candidates of this step, all drawn from the same D^power distribution
+            if power == 2:
+                cumulative = np.cumsum(wz * closest)
+            else:
+                cumulative = np.cumsum(wz * np.sqrt(closest))
             if cumulative[-1] <= 0.0:  # every drawable row coincides with a chosen center
                 cumulative = np.cumsum(wz)
             for t in range(trials):
@@ -153,13 +181,22 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
                     for i in range(n):
                         dots[i] += At[f, i] * b
                 pot = 0.0
-                for i in range(n):
-                    dist = min(closest[i], max(x_sq[i] + x_sq[cand[t]] - 2.0 * dots[i], 0.0))
-                    trial_d2[t, i] = dist
-                    pot += wz[i] * dist
+                if power == 2:  # the potential sum w D^2
+                    for i in range(n):
+                        dist = min(closest[i],
+                                   max(x_sq[i] + x_sq[cand[t]] - 2.0 * dots[i], 0.0))
+                        trial_d2[t, i] = dist
+                        pot += wz[i] * dist
+                else:  # sum w D
+                    for i in range(n):
+                        dist = min(closest[i],
+                                   max(x_sq[i] + x_sq[cand[t]] - 2.0 * dots[i], 0.0))
+                        trial_d2[t, i] = dist
+                        pot += wz[i] * np.sqrt(dist)
                 pots[t] = pot
             for t in range(trials):  # a candidate is exactly at distance 0 from itself
-                pots[t] -= wz[cand[t]] * trial_d2[t, cand[t]]
+                own = trial_d2[t, cand[t]]
+                pots[t] -= wz[cand[t]] * (own if power == 2 else np.sqrt(own))
                 trial_d2[t, cand[t]] = 0.0
             best = np.argmin(pots)
             rows[z, c] = s + cand[best]
@@ -167,12 +204,14 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms,
 
 
 def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=None,
-                              points=None, random_state=None) -> np.ndarray:
+                              points=None, random_state=None, power: int = 2) -> np.ndarray:
     """Greedy k-means++ seeding run on every device on its own rows, all devices at once.
 
     Each device draws its first center with probability proportional to the row weight and
     every next one greedily, as scikit-learn's ``kmeans_plusplus`` does: ``2 + floor(ln k)``
-    candidates drawn proportional to ``w D^2``, keeping the one that lowers the potential most.
+    candidates drawn proportional to ``w D^2``, keeping the one that lowers the potential
+    ``sum w D^2`` most (with ``power=1``: drawn proportional to ``w D``, scored by
+    ``sum w D``, the k-median potential).
     This is the seeding of k-FED's Algorithm 1, step 2 (the authors' code calls scikit-learn's
     function on each device); here all devices run in parallel in one compiled call.
 
@@ -188,6 +227,8 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
         Coordinates to seed in (default ``federation.X``), e.g. each device's rows projected on
         its own subspace.
     random_state : int, Generator or None
+    power : {1, 2}, default=2
+        The exponent of ``D`` in the draws and the potential: 2 k-means++, 1 k-median.
 
     Returns
     -------
@@ -204,6 +245,7 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
     >>> sorted(np.round(X[rows[0]].ravel()).tolist()), int(rows[1, 1])  # one from each pair
     ([0.0, 10.0], -1)
     """
+    power = _check_power(power)
     Z = federation.n_devices
     n_clusters = np.broadcast_to(np.asarray(n_clusters, dtype=np.int64), (Z,)).copy()
     weights = federation.weights if weights is None else weights
@@ -221,7 +263,8 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
     uniforms = 1.0 - rng.random((Z, max(k_max, 1), int(n_trials.max()) if Z else 1))
     rows = np.full((Z, k_max), -1, dtype=np.int64)
     X = np.ascontiguousarray(federation.X if points is None else points, dtype=np.float64)
-    _greedy_kmeanspp_kernel(X, w, federation.offsets, n_clusters, n_trials, uniforms, rows)
+    _greedy_kmeanspp_kernel(X, w, federation.offsets, n_clusters, n_trials, uniforms, power,
+                            rows)
     return rows
 
 

@@ -12,7 +12,10 @@ ledger, draws from a generator that never consumes the caller's, calls the estim
 * ``cluster_centers_`` -- ndarray of shape (n_clusters, n_features)
 * ``labels_`` -- the cluster of every training row, in the input order; equal to
   ``predict(X)`` unless the estimator documents otherwise (``_labels_are_nearest_center``)
-* ``inertia_`` -- the (weighted) k-means cost of the training rows under ``labels_``
+* ``inertia_`` -- the (weighted) cost of the training rows under ``labels_``: the k-means cost,
+  unless the estimator minimizes another objective and overrides ``_cost`` (e.g.
+  ``DistributedCoreset(objective="kmedian")``: the k-median cost); ``score`` is the
+  negative of the same cost
 * ``n_iter_`` -- the estimator's iterations (documented per estimator)
 * ``n_features_in_``
 * ``communication_`` -- the ledger (``rounds``, ``floats_up``, ``floats_down``, ... and the
@@ -40,7 +43,8 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     """Shared ``fit``, ``predict``, ``fit_predict`` and ``score`` (see the module docstring).
 
     Subclasses implement ``_check_params()`` and ``_fit(federation, rng, comm, callback)``,
-    which sets ``cluster_centers_``, ``labels_`` (input order) and ``n_iter_``.
+    which sets ``cluster_centers_``, ``labels_`` (input order) and ``n_iter_``. One of another
+    objective than k-means overrides ``_cost``, which ``inertia_`` and ``score`` share.
     """
 
     #: Whether ``labels_ == predict(X)`` on the training rows (else documented).
@@ -56,6 +60,15 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     def _fit(self, federation: Federation, rng: np.random.Generator, comm: Communication,
              callback) -> None:  # pragma: no cover - every estimator overrides it
         raise NotImplementedError
+
+    def _cost(self, X, centers, labels=None, sample_weight=None) -> float:
+        """The (weighted) cost of the rows ``X`` under ``centers``, each row at its center in
+        ``labels`` (None: its nearest center): ``inertia_`` on the training rows (already
+        validated), the negative of :meth:`score` on others. The k-means cost; an estimator
+        that minimizes another objective overrides it."""
+        if labels is None:
+            return kmeans_cost(X, centers, sample_weight=sample_weight)
+        return labelled_cost(X, centers, labels, sample_weight)
 
     def fit(self, X, devices, sample_weight=None, *, callback=None):
         """Fit on the federation given by ``X`` and the device of each row.
@@ -87,8 +100,8 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
         self._fit(federation, fit_rng(self.random_state), comm, callback)
         self.n_features_in_ = federation.n_features
         self.communication_ = comm
-        self.inertia_ = labelled_cost(federation.X, self.cluster_centers_,
-                                      self.labels_[federation.order], federation.weights)
+        self.inertia_ = self._cost(federation.X, self.cluster_centers_,
+                                   self.labels_[federation.order], federation.weights)
         return self
 
     def fit_predict(self, X, devices, sample_weight=None, **kwargs):
@@ -102,10 +115,12 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
         return assign(X, self.cluster_centers_)[0]
 
     def score(self, X, y=None, sample_weight=None):
-        """Opposite of the (weighted) k-means cost of ``X`` under the fitted centers."""
+        """Opposite of the (weighted) cost of ``X`` under the fitted centers, every row at its
+        nearest center: the k-means cost, or the cost of the estimator's objective (the same
+        as ``inertia_``'s)."""
         check_is_fitted(self, "cluster_centers_")
-        return -kmeans_cost(self._check_test_data(X), self.cluster_centers_,
-                            sample_weight=sample_weight)
+        return -self._cost(self._check_test_data(X), self.cluster_centers_,
+                           sample_weight=sample_weight)
 
     def _check_test_data(self, X):
         X = check_data(X)

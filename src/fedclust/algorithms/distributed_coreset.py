@@ -1,10 +1,12 @@
-"""Distributed k-means on general topologies through a distributed coreset.
+"""Distributed k-means (or k-median) on general topologies through a distributed coreset.
 
 (Balcan, Ehrlich & Liang, "Distributed k-Means and k-Median Clustering on General Topologies",
 NeurIPS 2013.) The nodes build one coreset of all the data together (Algorithm 1, see
 :mod:`fedclust.coreset`), share its portions over the communication graph, and every node
-solves the weighted k-means problem on the whole coreset (Algorithm 2). The three ways of
-building the coreset the paper compares are the ``construction`` parameter:
+solves the weighted k-means problem on the whole coreset (Algorithm 2). The paper treats
+k-median alike (Lemma 2, Theorems 1-3): ``objective="kmedian"`` builds the coreset from local
+k-median solutions with ``m_p = d(p, B_i)`` and solves the weighted k-median problem on it. The
+three ways of building the coreset the paper compares are the ``construction`` parameter:
 
 * ``"distributed"`` -- Algorithm 1: node ``i`` draws ``t_i = t M_i / sum_j M_j`` points, in
   proportion to the cost of its local solution (the costs are shared first);
@@ -13,7 +15,8 @@ building the coreset the paper compares are the ``construction`` parameter:
 * ``"zhang"`` -- Zhang et al. (2008), on a rooted spanning tree (breadth-first from a uniformly
   random root, as the paper's Sec. 5 restricts a graph): from the leaves up, every node builds a
   coreset of ``t / n`` points of its own data together with the coresets its children sent, and
-  sends it to its parent; the root solves on its own coreset.
+  sends it to its parent; the root solves on its input (its rows and its children's coresets,
+  which it need not compress since it sends nothing).
 
 How the portions travel depends on the topology: on a star every node sends to the server
 (communication = the coreset's size, Sec. 4); on a rooted tree (:class:`SpanningTree`) every
@@ -30,7 +33,7 @@ import numpy as np
 
 from .._validation import check_choice, check_int
 from ..centralized import best_kmeans
-from ..communication import SERVER
+from ..communication import SERVER, Communication
 from ..coreset import (
     Coreset,
     equal_shares,
@@ -40,14 +43,17 @@ from ..coreset import (
 )
 from ..federation import Federation
 from ..lloyd import assign
-from ..topology import SpanningTree, Topology
+from ..metrics import kmedian_cost, labelled_cost
+from ..topology import Flood, SpanningTree, Topology
 from ._base import FederatedClusteringMixin
 
-__all__ = ["DistributedCoreset"]
+__all__ = ["DistributedCoreset", "portion_route", "send_portions", "broadcast_costs",
+           "zhang_coreset"]
 
 
 class DistributedCoreset(FederatedClusteringMixin):
-    """k-means on a distributed coreset (Balcan, Ehrlich & Liang 2013), or its baselines.
+    """k-means or k-median on a distributed coreset (Balcan, Ehrlich & Liang 2013), or its
+    baselines.
 
     Parameters
     ----------
@@ -57,14 +63,21 @@ class DistributedCoreset(FederatedClusteringMixin):
         local centers). For ``"zhang"`` every node draws ``t / n`` points.
     construction : {"distributed", "combine", "zhang"}, default="distributed"
         See the module docstring.
+    objective : {"kmeans", "kmedian"}, default="kmeans"
+        The clustering cost, ``sum w d(p, x)^2`` or ``sum w d(p, x)`` (Sec. 2). For
+        ``"kmedian"`` every local solution (Algorithm 1, step 1, also Zhang et al.'s) is
+        k-median's (``D`` seeding and Lloyd with Weiszfeld updates), the sampling uses
+        ``m_p = d(p, B_i)``, the solve on the coreset minimizes the weighted k-median cost
+        (:func:`fedclust.centralized.best_kmeans`), and ``inertia_``, ``coreset_cost_``,
+        ``local_costs_`` and ``score`` are k-median costs.
     topology : Topology or None, default=None
         The communication graph over the device ids; None is a star around a server. For
         ``"zhang"`` a graph that is not a :class:`~fedclust.topology.SpanningTree` is reduced
         to the breadth-first tree from a uniformly random root.
     n_init : int, default=5
-        Restarts (weighted k-means++ then weighted Lloyd) of the solve on the coreset; the
-        lowest coreset cost is kept (the paper runs Lloyd's algorithm on the coreset and leaves
-        its initialization open: *not in the paper*).
+        Restarts (weighted k-means++, or ``D`` seeding for k-median, then weighted Lloyd) of
+        the solve on the coreset; the lowest coreset cost is kept (the paper runs Lloyd's
+        algorithm on the coreset and leaves its initialization open: *not in the paper*).
     max_iter : int, default=300
         Lloyd iterations at most, in the local solutions and in the solve.
     random_state : int, Generator or None, default=None
@@ -75,16 +88,18 @@ class DistributedCoreset(FederatedClusteringMixin):
     labels_ : ndarray of shape (n_samples,)
         Nearest center of every training row.
     inertia_ : float
-        k-means cost of the training data (not of the coreset).
+        Cost of the objective (k-means, or k-median) of the training data (not of the
+        coreset), every row at its label.
     n_iter_ : int
         Lloyd iterations of the kept solve on the coreset.
     coreset_ : Coreset
-        The coreset the solution was computed on (for ``"zhang"``: the root's).
+        The coreset the solution was computed on (for ``"zhang"``: the root's input, its rows
+        and its children's coresets).
     coreset_cost_ : float
-        Weighted cost of the coreset under ``cluster_centers_``.
+        Weighted cost (of the objective) of the coreset under ``cluster_centers_``.
     local_costs_ : ndarray of shape (n_devices,)
         Cost of every node's local solution (sorted device order); for ``"zhang"`` of the
-        node's combined input.
+        node's combined input, NaN for the root (it builds none).
     tree_ : SpanningTree or None
         The tree a ``"zhang"`` fit (or a fit on a tree) ran on.
     communication_ : Communication
@@ -109,10 +124,12 @@ class DistributedCoreset(FederatedClusteringMixin):
     """
 
     def __init__(self, n_clusters=8, coreset_size=1000, *, construction="distributed",
-                 topology=None, n_init=5, max_iter=300, random_state=None):
+                 objective="kmeans", topology=None, n_init=5, max_iter=300,
+                 random_state=None):
         self.n_clusters = n_clusters
         self.coreset_size = coreset_size
         self.construction = construction
+        self.objective = objective
         self.topology = topology
         self.n_init = n_init
         self.max_iter = max_iter
@@ -122,6 +139,7 @@ class DistributedCoreset(FederatedClusteringMixin):
         check_int(self.n_clusters, "n_clusters", low=1)
         check_int(self.coreset_size, "coreset_size", low=0)
         check_choice(self.construction, "construction", {"distributed", "combine", "zhang"})
+        check_choice(self.objective, "objective", {"kmeans", "kmedian"})
         if self.topology is not None and not isinstance(self.topology, Topology):
             raise TypeError(f"topology must be a fedclust.topology.Topology or None; got "
                             f"{type(self.topology).__name__}")
@@ -134,22 +152,27 @@ class DistributedCoreset(FederatedClusteringMixin):
         if self.construction == "zhang":
             coreset, costs = self._zhang(federation, rng, comm)
         else:
-            local = local_solutions(federation, k, random_state=rng, max_iter=self.max_iter)
+            local = local_solutions(federation, k, random_state=rng, max_iter=self.max_iter,
+                                    objective=self.objective)
             Z = federation.n_devices
+            network, ids = federation.network, federation.device_ids
+            if isinstance(network, SpanningTree):
+                self.tree_ = network
             if self.construction == "distributed":
                 # Algorithm 1, round 1: every node learns every cost (one float each)
-                self._share(federation, np.ones(Z, dtype=np.int64), "local_cost", 1, comm)
+                broadcast_costs(network, ids, comm)
                 shares = proportional_shares(self.coreset_size, local.costs)
             else:
                 shares = equal_shares(self.coreset_size, Z)
             coreset = sample_coreset(federation, local, shares, random_state=rng)
-            sizes = coreset.portion_sizes(Z)
-            points = self._share(federation, sizes, "coreset", d + 1, comm)
+            points = send_portions(comm, portion_route(network, ids),
+                                   coreset.portion_sizes(Z), "coreset", d + 1)
             comm.note("points_transmitted", points)
             costs = local.costs
         seeds = rng.integers(2**63 - 1, size=self.n_init)
+        # Algorithm 2: the weighted problem of the objective, solved on the whole coreset
         result = best_kmeans(coreset.points, k, seeds, sample_weight=coreset.weights,
-                             max_iter=self.max_iter)
+                             max_iter=self.max_iter, objective=self.objective)
         self.cluster_centers_ = result.centers.astype(federation.X.dtype, copy=False)
         self.labels_ = federation.to_original_order(assign(federation.X,
                                                            self.cluster_centers_)[0])
@@ -159,43 +182,16 @@ class DistributedCoreset(FederatedClusteringMixin):
         self.local_costs_ = costs
         comm.note("coreset_size", coreset.size)
 
-    # ----------------------------------------------------------------- communication
-    def _share(self, federation: Federation, sizes: np.ndarray, kind: str, floats_per: int,
-               comm) -> int:
-        """Send every node's message of ``sizes[z]`` items (``floats_per`` floats each) to
-        where the solve happens: the server of a star, the root of a tree, every node of any
-        other graph (flooding). Returns items over hops; counts the rounds."""
-        network = federation.network
-        ids = federation.device_ids
-        senders = np.flatnonzero(sizes > 0)
-        if network.is_star:
-            comm.send(kind, ids[senders], SERVER, floats=sizes[senders] * floats_per)
-            if kind == "local_cost":  # the server returns the sum every node needs
-                comm.send("total_cost", SERVER, ids, floats=1)
-                comm.add_rounds(1)
-            comm.add_rounds(1)
-            return int(sizes.sum())
-        if isinstance(network, SpanningTree):
-            self.tree_ = network
-            up = network.to_root(ids[senders])
-            items = sizes[senders][up.message]
-            comm.send(kind, up.sender, up.receiver, floats=items * floats_per)
-            comm.add_rounds(up.n_rounds)
-            if kind == "local_cost":  # the root sends the sum back down the tree
-                down = network.flood([network.root], echo=False)
-                comm.send("total_cost", down.sender, down.receiver, floats=1)
-                comm.add_rounds(down.n_rounds)
-            return int(items.sum())
-        flood = network.flood(ids[senders])
-        items = sizes[senders][flood.message]
-        comm.send(kind, flood.sender, flood.receiver, floats=items * floats_per)
-        comm.add_rounds(flood.n_rounds)
-        return int(items.sum())
+    def _cost(self, X, centers, labels=None, sample_weight=None) -> float:
+        """The cost of ``objective`` (see the mixin): what ``inertia_`` and ``score`` report."""
+        if self.objective != "kmedian":
+            return super()._cost(X, centers, labels, sample_weight)
+        if labels is None:
+            return kmedian_cost(X, centers, sample_weight=sample_weight)
+        return labelled_cost(X, centers, labels, sample_weight, objective="kmedian")
 
     # ----------------------------------------------------------------- Zhang et al.
     def _zhang(self, federation: Federation, rng, comm):
-        """Coresets merged up a rooted spanning tree, level by level (every level's nodes in
-        one batched construction)."""
         network = federation.network
         if network.is_star:
             raise ValueError("construction='zhang' needs a graph over the devices (a star has "
@@ -203,60 +199,147 @@ class DistributedCoreset(FederatedClusteringMixin):
         tree = network if isinstance(network, SpanningTree) else \
             network.spanning_tree(random_state=rng)
         self.tree_ = tree
-        k, d, Z = self.n_clusters, federation.n_features, federation.n_devices
-        share = dict(zip(federation.device_ids.tolist(),
-                         equal_shares(self.coreset_size, Z).tolist(), strict=True))
-        position = {int(v): z for z, v in enumerate(federation.device_ids)}
-        received: dict[int, list[Coreset]] = {}
-        root_coreset = None
-        costs = np.zeros(Z)
-        points_sent = 0
-        by_depth: dict[int, list[int]] = {}
-        for node, depth in tree.depth.items():
-            if node != SERVER:
-                by_depth.setdefault(depth, []).append(int(node))
-        for depth in sorted(by_depth, reverse=True):
-            inputs = []
-            for node in sorted(by_depth[depth]):
-                parts = received.pop(node, [])
-                X = [c.points for c in parts]
-                w = [c.weights for c in parts]
-                if node in position:
-                    z = position[node]
-                    X.append(federation.device_data(z))
-                    rows = slice(federation.offsets[z], federation.offsets[z + 1])
-                    w.append(federation.row_weights[rows])
-                if X:
-                    inputs.append((node, np.concatenate(X), np.concatenate(w)))
-            if not inputs:
-                continue
-            level = Federation.from_devices(
-                np.concatenate([x for _, x, _ in inputs]),
-                np.repeat([node for node, _, _ in inputs], [len(x) for _, x, _ in inputs]),
-                sample_weight=np.concatenate([w for _, _, w in inputs]),
-                allow_negative_weights=True)
-            local = local_solutions(level, k, random_state=rng, max_iter=self.max_iter)
-            # t / n draws per node holding data (a relay node without data: the same)
-            shares = np.array([share.get(int(v), self.coreset_size // max(Z, 1))
-                               for v in level.device_ids])
-            coreset = sample_coreset(level, local, shares, random_state=rng)
-            for z, node in enumerate(level.device_ids):
-                mine = coreset.source == z
-                portion = Coreset(points=coreset.points[mine], weights=coreset.weights[mine],
-                                  source=np.zeros(int(mine.sum()), dtype=np.int64),
-                                  is_center=coreset.is_center[mine])
-                if int(node) in position:
-                    costs[position[int(node)]] = local.costs[z]
-                if int(node) == tree.root:
-                    root_coreset = portion
-                    continue
-                parent = tree.parent[int(node)]
-                received.setdefault(parent, []).append(portion)
-                comm.send("coreset", int(node), parent, floats=portion.size * (d + 1))
-                points_sent += portion.size
-        if root_coreset is None:
-            raise ValueError(f"the root {tree.root} of {tree.name!r} received no data")
-        comm.add_rounds(tree.height)
-        comm.note("points_transmitted", points_sent)
-        return root_coreset, costs
+        return zhang_coreset(federation, tree, self.n_clusters, self.coreset_size, rng=rng,
+                             comm=comm, max_iter=self.max_iter, objective=self.objective)
 
+
+# --------------------------------------------------------------------- communication
+def portion_route(network: Topology, device_ids) -> Flood:
+    """Every transmission that carries one message of every device to where the solve
+    happens: the server of a star (one hop), the root of a rooted tree (``depth`` hops,
+    Theorem 3), every node of any other graph (Message-Passing, Algorithm 3: each message
+    crosses each edge twice). Message ``m`` starts at ``device_ids[m]``."""
+    ids = np.asarray(device_ids, dtype=np.int64)
+    if network.is_star:
+        n = len(ids)
+        return Flood(sender=ids, receiver=np.full(n, SERVER, dtype=np.int64),
+                     message=np.arange(n, dtype=np.int64), round=np.ones(n, dtype=np.int64),
+                     sources=ids, n_rounds=1)
+    if isinstance(network, SpanningTree):
+        return network.to_root(ids)
+    return network.flood(ids)
+
+
+def send_portions(comm: Communication, route: Flood, sizes, kind: str,
+                  floats_per: int) -> int:
+    """Record on ``comm`` the messages of ``route`` carrying ``sizes[m]`` items of
+    ``floats_per`` floats each (a message of no item is not sent) and their rounds; returns
+    the items over hops (the paper's "points transmitted")."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    carried = sizes[route.message]
+    sent = carried > 0
+    comm.send(kind, route.sender[sent], route.receiver[sent],
+              floats=carried[sent] * floats_per)
+    star = bool(len(route.receiver)) and bool((route.receiver == SERVER).all())
+    comm.add_rounds(1 if star else int(route.round[sent].max(initial=0)))
+    return int(carried[sent].sum())
+
+
+def broadcast_costs(network: Topology, device_ids, comm: Communication) -> None:
+    """Algorithm 1, round 1 (Algorithm 2 over a graph): every node learns every local cost,
+    one float each. On a star the server gathers them and returns their sum; on a rooted tree
+    they climb to the root, which sends the sum back down; on any other graph they are
+    flooded (the paper's ``O(mn)`` scalars)."""
+    ids = np.asarray(device_ids, dtype=np.int64)
+    send_portions(comm, portion_route(network, ids), np.ones(len(ids), dtype=np.int64),
+                  "local_cost", 1)
+    if network.is_star:
+        comm.send("total_cost", SERVER, ids, floats=1)
+        comm.add_rounds(1)
+    elif isinstance(network, SpanningTree):
+        down = network.flood([network.root], echo=False)
+        comm.send("total_cost", down.sender, down.receiver, floats=1)
+        comm.add_rounds(down.n_rounds)
+
+
+# --------------------------------------------------------------------- Zhang et al.
+def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
+                  coreset_size: int, *, rng, comm: Communication, max_iter: int = 300,
+                  objective: str = "kmeans"):
+    """Zhang et al.'s coresets merged up a rooted tree, level by level (every level's nodes in
+    one batched construction): every node builds a coreset of ``coreset_size / n`` drawn
+    points (and its local centers) of its own rows together with its children's coresets, and
+    sends it to its parent (one message per node, counted on ``comm``, with the note
+    ``points_transmitted``).
+
+    Returns
+    -------
+    coreset : Coreset
+        The root's input: its rows and its children's coresets, uncompressed.
+    costs : ndarray of shape (n_devices,)
+        The cost of every node's local solution of its combined input (sorted device order);
+        NaN for the root, which builds none.
+    """
+    k, d, Z = n_clusters, federation.n_features, federation.n_devices
+    share = dict(zip(federation.device_ids.tolist(),
+                     equal_shares(coreset_size, Z).tolist(), strict=True))
+    position = {int(v): z for z, v in enumerate(federation.device_ids)}
+    received: dict[int, list[Coreset]] = {}
+    costs = np.zeros(Z)
+    points_sent = 0
+    by_depth: dict[int, list[int]] = {}
+    for node, depth in tree.depth.items():
+        if node != SERVER:
+            by_depth.setdefault(depth, []).append(int(node))
+    for depth in sorted(by_depth, reverse=True):
+        if depth == 0:
+            break  # the root compresses nothing: it sends nothing
+        inputs = []
+        for node in sorted(by_depth[depth]):
+            parts = received.pop(node, [])
+            X = [c.points for c in parts]
+            w = [c.weights for c in parts]
+            if node in position:
+                z = position[node]
+                X.append(federation.device_data(z))
+                rows = slice(federation.offsets[z], federation.offsets[z + 1])
+                w.append(federation.row_weights[rows])
+            if X:
+                inputs.append((node, np.concatenate(X), np.concatenate(w)))
+        if not inputs:
+            continue
+        level = Federation.from_devices(
+            np.concatenate([x for _, x, _ in inputs]),
+            np.repeat([node for node, _, _ in inputs], [len(x) for _, x, _ in inputs]),
+            sample_weight=np.concatenate([w for _, _, w in inputs]),
+            allow_negative_weights=True)
+        local = local_solutions(level, k, random_state=rng, max_iter=max_iter,
+                                objective=objective)
+        # t / n draws per node holding data (a relay node without data: the same)
+        shares = np.array([share.get(int(v), coreset_size // max(Z, 1))
+                           for v in level.device_ids])
+        coreset = sample_coreset(level, local, shares, random_state=rng)
+        for z, node in enumerate(level.device_ids):
+            mine = coreset.source == z
+            portion = Coreset(points=coreset.points[mine], weights=coreset.weights[mine],
+                              source=np.zeros(int(mine.sum()), dtype=np.int64),
+                              is_center=coreset.is_center[mine])
+            if int(node) in position:
+                costs[position[int(node)]] = local.costs[z]
+            parent = tree.parent[int(node)]
+            received.setdefault(parent, []).append(portion)
+            comm.send("coreset", int(node), parent, floats=portion.size * (d + 1))
+            points_sent += portion.size
+    # the root solves on its whole input, its rows and its children's coresets: compressing
+    # what it does not send would only lose accuracy (not in the paper, which says only that
+    # the root solves on what it has)
+    parts = received.pop(tree.root, [])
+    points = [c.points for c in parts]
+    weights = [c.weights for c in parts]
+    is_center = [c.is_center for c in parts]
+    if tree.root in position:
+        z = position[tree.root]
+        rows = slice(federation.offsets[z], federation.offsets[z + 1])
+        points.append(federation.device_data(z))
+        weights.append(federation.row_weights[rows])
+        is_center.append(np.zeros(rows.stop - rows.start, dtype=bool))
+        costs[z] = np.nan  # the root computes no local solution
+    if not points:
+        raise ValueError(f"the root {tree.root} of {tree.name!r} received no data")
+    total = sum(len(p) for p in points)
+    root_coreset = Coreset(points=np.concatenate(points), weights=np.concatenate(weights),
+                           source=np.zeros(total, dtype=np.int64),
+                           is_center=np.concatenate(is_center))
+    comm.add_rounds(tree.height)
+    comm.note("points_transmitted", points_sent)
+    return root_coreset, costs

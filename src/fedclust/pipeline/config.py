@@ -18,7 +18,7 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 
-from .data import dataset_names
+from .data import SYNTHETIC, dataset_names
 
 __all__ = ["ConfigError", "load_schema", "validate_config"]
 
@@ -55,6 +55,9 @@ def load_schema(path) -> dict:
     defs = schema.setdefault("$defs", {})
     defs["dataset_name"] = {"type": "string", "enum": dataset_names(),
                             "description": "a data set of fedclust.pipeline.data.DATASETS"}
+    defs["coreset_dataset"] = {"type": "string", "enum": [*dataset_names(), *SYNTHETIC],
+                               "description": "a data set of fedclust.pipeline.data.DATASETS "
+                                              "or a synthetic one (SYNTHETIC)"}
     defs["natural_dataset"] = {"type": "string", "enum": dataset_names(natural=True),
                                "description": "a data set with a natural partition"}
     return schema
@@ -142,4 +145,24 @@ def validate_config(config: dict, schema_path) -> dict:
     error = best_match(validator.iter_errors(config))
     if error is not None:
         raise ConfigError(_message(error))
+    _check_coreset(config)
     return config
+
+
+def _check_coreset(config: dict) -> None:
+    """What the schema cannot say about the ``coreset`` section: every real data set has its
+    ``k``, and a grid has a square number of sites."""
+    cfg = config.get("coreset")
+    if not cfg:
+        return
+    used = {*cfg["datasets"], *cfg["kmedian"]["datasets"], *cfg["diameter"]["datasets"]}
+    lacking = sorted(ds for ds in used if ds not in SYNTHETIC and ds not in cfg["n_clusters"])
+    if lacking:
+        raise ConfigError(f"config key 'coreset.n_clusters': no k for data set(s) "
+                          f"{', '.join(lacking)}; add e.g. 'coreset.n_clusters.{lacking[0]}: 10'")
+    uses_grid = "grid" in cfg["graphs"] or "grid" in cfg["kmedian"]["graphs"]
+    side = round(cfg["n_sites"] ** 0.5)
+    if uses_grid and side * side != cfg["n_sites"]:
+        raise ConfigError(f"config key 'coreset.n_sites': {cfg['n_sites']} sites make no square "
+                          f"grid (graphs include 'grid'); use e.g. {side * side} or "
+                          f"{(side + 1) ** 2}")

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DatasetSpec", "DATASETS", "dataset_names", "source", "raw_files", "fetch_outputs",
-           "leaf_femnist_dirs", "check_mirror", "FETCH_RULES"]
+__all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "dataset_names", "source", "raw_files",
+           "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,9 @@ DATASETS = {spec.name: spec for spec in (
     DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
     DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
 )}
+
+#: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.
+SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
 
 #: Fetch rules, each downloading (or copying from the mirror) one upstream release.
 FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",

@@ -124,8 +124,8 @@ def gathered_table(paper_key: str, table: str) -> Callable:
 
 def papers() -> dict[str, Paper]:
     """Every paper of the pipeline, by key."""
-    from . import kfed, localkmeans
-    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER)}
+    from . import coreset, kfed, localkmeans
+    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER)}
 
 
 def paper(key: str) -> Paper:
@@ -165,8 +165,8 @@ def figure_caption(paper_key: str, name: str, config) -> str:
 
 def figure_pattern(paper_key: str | None = None) -> str:
     """A regular expression matching every figure name (of one paper, or of all)."""
-    from .data import dataset_names
-    any_dataset = "(?:" + "|".join(map(re.escape, dataset_names())) + ")"
+    from .data import SYNTHETIC, dataset_names
+    any_dataset = "(?:" + "|".join(map(re.escape, [*dataset_names(), *SYNTHETIC])) + ")"
     names = []
     for p in ([paper(paper_key)] if paper_key else papers().values()):
         for fig in p.figures:

@@ -1,0 +1,374 @@
+"""Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013), Sec. 5: cost against communication.
+
+One *setting* is a data set, an objective (k-means, or k-median beyond the paper), a graph of
+``n_sites`` sites and a partition scheme. A run of a setting (Sec. 5):
+
+1. draws the communication graph (Erdős–Rényi ``p`` resampled until connected, a square grid,
+   or preferential attachment) and then partitions the data over its sites, every row going to
+   a site with probability proportional to the site's weight
+   (:func:`fedclust.federation.site_weight_partition`) -- the graph first, since the degree
+   partition needs it (Sec. 5);
+2. restricts the graph to the breadth-first spanning tree from a uniformly random root (the
+   tree of Fig. 3 and of Zhang et al.);
+3. computes every site's local solution once (Algorithm 1, step 1) and, for every coreset size
+   ``t``, builds the distributed coreset (``t_i`` proportional to the local costs) and
+   COMBINE's (``t / n`` per site) from it, solves each on the whole coreset (weighted
+   k-means++ and Lloyd, :func:`fedclust.centralized.best_kmeans`) and evaluates the solution
+   on the global data; Zhang et al.'s tree construction runs for every size of
+   ``zhang_coreset_sizes``;
+4. counts the communication each needs: the distributed coreset flooded over the graph
+   (Algorithm 3: each portion crosses each edge twice) and sent up the tree (Theorem 3:
+   ``depth(i)`` hops); COMBINE flooded over the graph; Zhang et al. one hop per node.
+
+The cost ratio is the solution's cost on the global data divided by the cost of Lloyd's
+algorithm run on the global data in the same run (:func:`baseline_runs`; one baseline per
+data set, objective and run, shared by every graph and partition). Seeds are named
+(:func:`fedclust.seeds.seed_for`): a run's graph, partition, tree and local solutions depend
+only on the setting and the run, so the distributed coreset and COMBINE see the same sites and
+the same local solutions, and adding a coreset size changes no other number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_int
+from ..algorithms.distributed_coreset import (
+    broadcast_costs,
+    portion_route,
+    send_portions,
+    zhang_coreset,
+)
+from ..centralized import best_kmeans
+from ..communication import Communication
+from ..coreset import (
+    equal_shares,
+    local_solutions,
+    proportional_shares,
+    sample_coreset,
+    theoretical_coreset_size,
+)
+from ..federation import SITE_WEIGHT_SCHEMES, Federation, site_weight_partition
+from ..io import tidy
+from ..lloyd import assign
+from ..pipeline.coreset import GRAPHS
+from ..progress import progress
+from ..seeds import generator_for, seed_for
+from ..topology import Topology
+
+__all__ = ["GRAPHS", "OBJECTIVES", "SETTING_IDS", "ALGORITHM_TITLES", "make_msd_mixture",
+           "make_graph", "global_cost", "baseline_runs", "setting_runs", "n_clusters_of",
+           "load_data", "baseline_table", "setting_table", "diameter_table"]
+
+OBJECTIVES = ("kmeans", "kmedian")
+#: The columns that identify a row of a setting table (the rest is ``metric``, ``value``).
+SETTING_IDS = ("dataset", "objective", "graph", "n_sites", "partition", "run", "seed",
+               "n_clusters", "n_edges", "diameter", "tree_height", "theoretical_size",
+               "algorithm", "network", "coreset_size")
+#: How tables and legends name the constructions.
+ALGORITHM_TITLES = {"distributed": "distributed coreset (Alg. 1-3)", "combine": "COMBINE",
+                    "zhang": "Zhang et al. (tree)"}
+
+
+def make_msd_mixture(n_samples: int = 515_345, n_features: int = 90, n_clusters: int = 50, *,
+                     random_state=None):
+    """A Gaussian mixture of YearPredictionMSD's shape (the paper's data: 515,345 x 90,
+    k = 50), for the offline runs.
+
+    Only the shape is the paper's; the model is ours (*not in the paper*): ``k`` centers
+    ``N(0, 4^2 I)``, cluster proportions from a Dirichlet(2) (unequal sizes), isotropic noise
+    of a per-cluster standard deviation uniform in [2, 6] -- overlapping clusters (a center
+    gap of about 54 against a noise norm of 19 to 57), so that k-means has competing local
+    optima and the cost ratio measures something.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    labels : ndarray of shape (n_samples,)
+    """
+    n = check_int(n_samples, "n_samples", low=1)
+    d = check_int(n_features, "n_features", low=1)
+    k = check_int(n_clusters, "n_clusters", low=1, high=n)
+    rng = np.random.default_rng(random_state)
+    centers = rng.normal(0.0, 4.0, (k, d))
+    scales = rng.uniform(2.0, 6.0, k)
+    labels = rng.choice(k, size=n, p=rng.dirichlet(np.full(k, 2.0)))
+    X = rng.standard_normal((n, d))
+    X *= scales[labels, None]
+    X += centers[labels]
+    return X, labels
+
+
+def make_graph(name: str, n_sites: int, *, p: float = 0.3, attachment_links: int = 2,
+               random_state=None) -> Topology:
+    """One of the paper's graphs over ``n_sites`` sites (Sec. 5).
+
+    ``"erdos_renyi"``: G(n, p) resampled until connected (``p = 0.3`` as printed);
+    ``"grid"``: the square grid (``n_sites`` must be a square; the paper's 100 sites make a
+    10 x 10 grid -- its shape is not printed); ``"preferential_attachment"``: Barabási-Albert
+    with ``attachment_links`` links per new site (*not in the paper*).
+    """
+    check_choice(name, "graph", set(GRAPHS))
+    n = check_int(n_sites, "n_sites", low=2)
+    if name == "erdos_renyi":
+        return Topology.erdos_renyi(n, p, random_state=random_state)
+    if name == "grid":
+        side = int(round(np.sqrt(n)))
+        if side * side != n:
+            raise ValueError(f"n_sites={n}: a grid needs a square number of sites "
+                             f"(e.g. {side * side} or {(side + 1) ** 2})")
+        return Topology.grid(side)
+    return Topology.preferential_attachment(n, attachment_links, random_state=random_state)
+
+
+def global_cost(X: np.ndarray, centers: np.ndarray, objective: str) -> float:
+    """The objective's cost of the global data under ``centers`` (every row to its nearest
+    center): sum of squared distances (k-means) or of distances (k-median)."""
+    _, sq = assign(X, centers)
+    sq = sq.astype(np.float64, copy=False)
+    return float(sq.sum() if objective == "kmeans" else np.sqrt(sq).sum())
+
+
+def _solve(points, weights, n_clusters, seeds, settings, objective):
+    return best_kmeans(points, n_clusters, seeds, sample_weight=weights,
+                       max_iter=settings["max_iter"], objective=objective)
+
+
+def _seeds(seed: int, n_init: int, *names) -> list[int]:
+    return [seed_for(seed, *names, f"restart={r}") for r in range(n_init)]
+
+
+def n_clusters_of(dataset: str, settings: dict) -> int:
+    """``k`` of a data set: the synthetic mixture's components (``coreset.synthetic``; the
+    paper's k = 50 for YearPredictionMSD), else ``coreset.n_clusters[dataset]``."""
+    from ..pipeline.data import SYNTHETIC
+
+    if dataset in SYNTHETIC:
+        return int(settings["synthetic"]["n_clusters"])
+    table = settings["n_clusters"]
+    if dataset not in table:
+        raise ValueError(f"coreset.n_clusters has no entry for data set {dataset!r}; give one "
+                         f"(known: {sorted(table)})")
+    return int(table[dataset])
+
+
+def baseline_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str,
+                  objective: str, base_seed: int, runs: int,
+                  show_progress: bool = True) -> pd.DataFrame:
+    """Lloyd's algorithm on the global data, one per run (the denominator of every ratio).
+
+    ``settings`` is the ``coreset`` config section (``n_init`` restarts of k-means++ and
+    Lloyd, ``max_iter``, the same as on the coresets).
+
+    Returns
+    -------
+    DataFrame
+        Tidy: ``dataset``, ``objective``, ``run``, ``seed`` and the metrics ``baseline_cost``
+        and ``n_iter``.
+    """
+    check_choice(objective, "objective", set(OBJECTIVES))
+    rows = []
+    for run in progress(range(runs), desc=f"baseline {dataset} {objective}",
+                        disable=not show_progress):
+        seed = seed_for(base_seed, "coreset", dataset, objective, "baseline", f"run={run}")
+        result = _solve(X, None, n_clusters, _seeds(seed, settings["n_init"]), settings,
+                        objective)
+        rows.append({"dataset": dataset, "objective": objective, "run": run, "seed": seed,
+                     "baseline_cost": global_cost(X, result.centers, objective),
+                     "n_iter": result.n_iter})
+    return tidy(rows, ["dataset", "objective", "run", "seed"])
+
+
+def _communication(route, sizes, d, itemsize, *, costs_network=None, ids=None):
+    """The ledger of one construction: local costs (if shared) and coreset portions."""
+    comm = Communication(float_bytes=itemsize)
+    if costs_network is not None:
+        broadcast_costs(costs_network, ids, comm)
+    points = send_portions(comm, route, sizes, "coreset", d + 1)
+    return comm, points
+
+
+def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str,
+                 objective: str, graph: str, n_sites: int, partition: str, runs: int,
+                 base_seed: int, baseline: pd.DataFrame, zhang: bool = True,
+                 show_progress: bool = True) -> pd.DataFrame:
+    """Every run of one setting: the distributed coreset, COMBINE and Zhang et al.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The global data.
+    settings : dict
+        The ``coreset`` config section: ``coreset_sizes`` (``t`` of the distributed coreset and
+        COMBINE), ``zhang_coreset_sizes``, ``n_init``, ``max_iter``, ``local_max_iter``,
+        ``erdos_renyi_p``, ``attachment_links``, ``theory`` (``epsilon``, ``delta``,
+        ``constant``).
+    baseline : DataFrame
+        :func:`baseline_runs` of the same data set and objective (at least ``runs`` runs).
+    zhang : bool
+        Whether to run Zhang et al.'s construction (Fig. 3).
+
+    Returns
+    -------
+    DataFrame
+        Tidy (:data:`SETTING_IDS` and ``metric``, ``value``;
+        :func:`fedclust.plots.coreset.wide_runs` pivots it back): every run, construction,
+        network (``graph`` or ``tree``) and coreset size with the metrics ``coreset_points``
+        (``|D|``, centers included), ``points_transmitted`` (points over hops, the paper's
+        measure), ``floats``, ``bytes`` and ``rounds`` (the local costs included),
+        ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``, ``fraction_of_theory``
+        (``|D|`` over Theorem 1's size); the ids hold the graph's ``n_edges``, ``diameter``,
+        ``tree_height`` and Theorem 1's ``theoretical_size``.
+    """
+    check_choice(objective, "objective", set(OBJECTIVES))
+    check_choice(partition, "partition", set(SITE_WEIGHT_SCHEMES))
+    k, d = n_clusters, X.shape[1]
+    base = baseline[baseline["metric"] == "baseline_cost"].set_index("run")["value"]
+    missing = sorted(set(range(runs)) - set(base.index))
+    if missing:
+        raise ValueError(f"the baseline of {dataset} ({objective}) lacks runs {missing[:5]}")
+    theory = settings["theory"]
+    theoretical = theoretical_coreset_size(k, d, n_sites, epsilon=theory["epsilon"],
+                                           delta=theory["delta"], objective=objective,
+                                           constant=theory["constant"])
+    rows = []
+    names = ("coreset", dataset, objective, graph, f"n_sites={n_sites}", partition)
+    for run in progress(range(runs), desc=" ".join(names[1:]), disable=not show_progress):
+        seed = seed_for(base_seed, *names, f"run={run}")
+        network = make_graph(graph, n_sites, p=settings["erdos_renyi_p"],
+                             attachment_links=settings["attachment_links"],
+                             random_state=generator_for(seed, "graph"))
+        devices = site_weight_partition(X, network, partition,
+                                        random_state=generator_for(seed, "partition"))
+        tree = network.spanning_tree(random_state=generator_for(seed, "tree"))
+        federation = Federation.from_devices(X, devices, topology=network)
+        ids = federation.device_ids
+        routes = {"graph": portion_route(network, ids), "tree": portion_route(tree, ids)}
+        local = local_solutions(federation, k, random_state=generator_for(seed, "local"),
+                                max_iter=settings["local_max_iter"], objective=objective)
+        common = {"dataset": dataset, "objective": objective, "graph": graph,
+                  "n_sites": n_sites, "partition": partition, "run": run, "seed": seed,
+                  "n_clusters": k, "n_edges": network.n_edges, "diameter": network.diameter,
+                  "tree_height": tree.height, "theoretical_size": theoretical}
+        baseline_cost = float(base[run])
+
+        def record(algorithm, net, t, coreset, comm, points, result, common=common,
+                   baseline_cost=baseline_cost):
+            cost = global_cost(X, result.centers, objective)
+            rows.append({**common, "algorithm": algorithm, "network": net, "coreset_size": t,
+                         "coreset_points": coreset.size, "points_transmitted": points,
+                         "floats": comm.floats, "bytes": comm.bytes, "rounds": comm["rounds"],
+                         "cost": cost, "baseline_cost": baseline_cost,
+                         "cost_ratio": cost / baseline_cost,
+                         "fraction_of_theory": coreset.size / theoretical})
+
+        for t in settings["coreset_sizes"]:
+            for algorithm in ("distributed", "combine"):
+                shares = (proportional_shares(t, local.costs) if algorithm == "distributed"
+                          else equal_shares(t, federation.n_devices))
+                coreset = sample_coreset(federation, local, shares,
+                                         random_state=generator_for(seed, algorithm, f"t={t}"))
+                result = _solve(coreset.points, coreset.weights, k,
+                                _seeds(seed, settings["n_init"], algorithm, f"t={t}"),
+                                settings, objective)
+                sizes = coreset.portion_sizes(federation.n_devices)
+                # COMBINE shares no costs; the distributed coreset on the tree sends its
+                # portions to the root alone (Theorem 3), its solution stays there
+                for net in (("graph", "tree") if algorithm == "distributed" else ("graph",)):
+                    shared = {"graph": network, "tree": tree}[net]
+                    comm, points = _communication(
+                        routes[net], sizes, d, X.itemsize,
+                        costs_network=shared if algorithm == "distributed" else None, ids=ids)
+                    record(algorithm, net, t, coreset, comm, points, result)
+        if not zhang:
+            continue
+        tree_federation = Federation.from_devices(X, devices, topology=tree)
+        for t in settings["zhang_coreset_sizes"]:
+            comm = Communication(float_bytes=X.itemsize)
+            coreset, _ = zhang_coreset(tree_federation, tree, k, t,
+                                       rng=generator_for(seed, "zhang", f"t={t}"), comm=comm,
+                                       max_iter=settings["local_max_iter"], objective=objective)
+            result = _solve(coreset.points, coreset.weights, k,
+                            _seeds(seed, settings["n_init"], "zhang", f"t={t}"), settings,
+                            objective)
+            record("zhang", "tree", t, coreset, comm, comm["points_transmitted"], result)
+    return tidy(rows, SETTING_IDS)
+
+
+def load_data(dataset: str, path, settings: dict, *, base_seed: int):
+    """The global data of a setting: the synthetic mixture (drawn from named seeds, the same
+    for every job) or a prepared data set's features (``path``, float32 as prepared).
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+    title : str
+        How figures name it (the preparation's title, which says which source was used).
+    description : str
+    """
+    from ..pipeline.data import SYNTHETIC
+
+    if dataset in SYNTHETIC:
+        syn = settings["synthetic"]
+        X, _ = make_msd_mixture(syn["n_samples"], syn["n_features"], syn["n_clusters"],
+                                random_state=seed_for(base_seed, "coreset", dataset, "data"))
+        title = f"{SYNTHETIC[dataset]} ({len(X):,} x {X.shape[1]}, {syn['n_clusters']} " \
+                f"components)"
+        return X, title, title
+    if path is None:
+        raise ValueError(f"data set {dataset!r} needs its prepared features file")
+    from .datasets import read_prepared
+
+    data = read_prepared(path)
+    return np.ascontiguousarray(data.X), data.title, data.description
+
+
+def _titled(table: pd.DataFrame, title: str, description: str) -> pd.DataFrame:
+    table.insert(1, "data", description)
+    table.insert(2, "data_title", title)
+    return table
+
+
+def baseline_table(dataset: str, objective: str, features, settings: dict, *, runs: int,
+                   base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """:func:`baseline_runs` of a data set (``features``: its prepared file, None for the
+    synthetic mixture)."""
+    X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
+    table = baseline_runs(X, n_clusters_of(dataset, settings), settings, dataset=dataset,
+                          objective=objective, base_seed=base_seed, runs=runs,
+                          show_progress=show_progress)
+    return _titled(table, title, description)
+
+
+def setting_table(dataset: str, objective: str, features, baseline, settings: dict, *,
+                  graph: str, n_sites: int, partition: str, base_seed: int,
+                  show_progress: bool = True) -> pd.DataFrame:
+    """:func:`setting_runs` of one Figs 2-3 (or k-median) setting, ``settings["runs"]`` runs;
+    ``baseline`` is the :func:`baseline_table` (a DataFrame or its CSV)."""
+    X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
+    if not isinstance(baseline, pd.DataFrame):
+        baseline = pd.read_csv(baseline)
+    table = setting_runs(X, n_clusters_of(dataset, settings), settings, dataset=dataset,
+                         objective=objective, graph=graph, n_sites=n_sites,
+                         partition=partition, runs=settings["runs"], base_seed=base_seed,
+                         baseline=baseline, show_progress=show_progress)
+    return _titled(table, title, description)
+
+
+def diameter_table(dataset: str, side: int, features, baseline, settings: dict, *,
+                   base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """Beyond the paper: every run on the ``side x side`` grid (``settings["diameter"]``: the
+    partition, one coreset size for the distributed coreset and COMBINE and one for Zhang
+    et al., the runs)."""
+    spec = settings["diameter"]
+    one_size = {**settings, "coreset_sizes": [spec["coreset_size"]],
+                "zhang_coreset_sizes": [spec["zhang_coreset_size"]]}
+    X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
+    if not isinstance(baseline, pd.DataFrame):
+        baseline = pd.read_csv(baseline)
+    table = setting_runs(X, n_clusters_of(dataset, settings), one_size, dataset=dataset,
+                         objective="kmeans", graph="grid", n_sites=side * side,
+                         partition=spec["partition"], runs=spec["runs"], base_seed=base_seed,
+                         baseline=baseline, show_progress=show_progress)
+    return _titled(table, title, description)

@@ -1,0 +1,80 @@
+# Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013): the rules that compute its
+# tables. Its figures, gathered tables and claims are declared in fedclust.pipeline.coreset.
+
+
+wildcard_constraints:
+    objective="kmeans|kmedian",
+    cdata="|".join([*datasets.DATASETS, *datasets.SYNTHETIC]),
+    graph="|".join(coreset_pipeline.GRAPHS),
+    partition="uniform|similarity|weighted|degree",
+    sites=r"\d+",
+    side=r"\d+",
+
+
+rule coreset_baseline:
+    """Lloyd on the global data, one per run: the denominator of every cost ratio."""
+    input:
+        coreset_pipeline.features_input,
+    output:
+        "results/coreset/{objective}/{cdata}/baseline.csv",
+    params:
+        settings=config["coreset"],
+        runs=lambda w: coreset_pipeline.baseline_runs_needed(config, w.objective, w.cdata),
+        seed=config["seed"],
+    log:
+        "results/logs/coreset/{objective}/{cdata}/baseline.log",
+    benchmark:
+        "results/benchmarks/coreset_baseline/coreset/{objective}/{cdata}/baseline.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+    conda:
+        ENV
+    script:
+        "../scripts/coreset_baseline.py"
+
+
+rule coreset_setting:
+    """Figs 2-3 (or the k-median panel), one graph and partition: every run, every size."""
+    input:
+        features=coreset_pipeline.features_input,
+        baseline="results/coreset/{objective}/{cdata}/baseline.csv",
+    output:
+        "results/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.csv",
+    params:
+        settings=lambda w: coreset_pipeline.setting_of(config, w.objective),
+        seed=config["seed"],
+    log:
+        "results/logs/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.log",
+    benchmark:
+        "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    script:
+        "../scripts/coreset_setting.py"
+
+
+rule coreset_diameter:
+    """Beyond the paper: one square grid of the diameter sweep, every run."""
+    input:
+        features=coreset_pipeline.features_input,
+        baseline="results/coreset/kmeans/{cdata}/baseline.csv",
+    output:
+        "results/coreset/diameter/{cdata}/side{side}.csv",
+    params:
+        settings=config["coreset"],
+        seed=config["seed"],
+    log:
+        "results/logs/coreset/diameter/{cdata}/side{side}.log",
+    benchmark:
+        "results/benchmarks/coreset_diameter/coreset/diameter/{cdata}/side{side}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    script:
+        "../scripts/coreset_diameter.py"

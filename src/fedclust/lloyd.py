@@ -770,9 +770,16 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     _check_objective(objective)
     X = _floating(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
-    if objective == "kmedian":
-        return _lloyd_kmedian(X, centers, weights, max_iter, on_iteration)
     plan = _plan(np.array([0, X.shape[0]]))
+    if objective == "kmedian":
+        centers, labels, sq, n_iter, converged = _kmedian_iterations(
+            X, centers[None], plan, None, weights=weights, max_iter=max_iter,
+            on_iteration=on_iteration)
+        w = None if weights is None else np.asarray(weights)
+        cluster_weights = np.bincount(labels, weights=w, minlength=centers.shape[1])
+        return LloydResult(centers=centers[0], labels=labels, sq_distances=sq,
+                           cluster_weights=cluster_weights.astype(np.float64), n_iter=n_iter,
+                           converged=converged, weights=w, objective="kmedian")
     # the first pass computes the rows' norms; the later ones reuse them
     step = _run_pass(X, None, centers[None], plan, weights=weights, sums=True)
     if on_iteration is not None:
@@ -794,40 +801,49 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
                        weights=None if weights is None else np.asarray(weights))
 
 
-def _lloyd_kmedian(X, centers, weights, max_iter, on_iteration) -> LloydResult:
-    """:func:`lloyd` for k-median: the kernel's passes assign (no sums: the update is not a
-    mean), :func:`_weiszfeld` updates; the same stopping rule.
+def _kmedian_iterations(X, centers, plan, base, *, center_mask=None, x_sq=None, weights=None,
+                        max_iter, on_iteration=None):
+    """The k-median iterations of :func:`lloyd` and :func:`lloyd_by_device`: the kernel's
+    passes assign (no sums: the update is not a mean), :func:`_weiszfeld` updates every center
+    set's centers at once (the segment of a row is ``base + label``, ``base`` None for one
+    set); the same stopping rule as k-means.
 
-    The squared distances reported (to ``on_iteration`` and in the result) are taken from the
+    The squared distances reported (to ``on_iteration`` and returned) are taken from the
     differences (:func:`sq_distances_to`), not from the GEMM form: near a center its rounding
     (``~eps ||x||^2``) becomes ``~sqrt(eps) ||x||`` under the square root, visible in the
     k-median cost of a heavy coreset center. They cost no extra pass but the last: they are
-    the first distances the next Weiszfeld step needs."""
-    plan = _plan(np.array([0, X.shape[0]]))
-    step = _run_pass(X, None, centers[None], plan)
+    the first distances the next Weiszfeld step needs.
+
+    Returns the centers ``(n_sets, k, d)``, labels, squared distances, ``n_iter`` and whether
+    it converged."""
+    Z, k, d = centers.shape
+
+    def segments_of(labels):
+        return labels if base is None else base + labels
+
+    step = _run_pass(X, x_sq, centers, plan, center_mask=center_mask)
     eps = _coincidence_floor(X.dtype, step.x_sq)
-    sq = sq_distances_to(X, centers, step.labels)
+    flat = centers.reshape(Z * k, d)
+    sq = sq_distances_to(X, flat, segments_of(step.labels))
     if on_iteration is not None:
-        on_iteration(0, centers, step.labels, sq.astype(X.dtype, copy=False))
+        on_iteration(0, flat, step.labels, sq.astype(X.dtype, copy=False))
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        centers = _weiszfeld(X, step.labels, centers, weights, eps, _WEISZFELD_STEPS, sq)
-        new = _run_pass(X, step.x_sq, centers[None], plan)
-        sq = sq_distances_to(X, centers, new.labels)
+        # padding centers own no rows: the update keeps them
+        flat = _weiszfeld(X, segments_of(step.labels), flat, weights, eps, _WEISZFELD_STEPS,
+                          sq)
+        new = _run_pass(X, step.x_sq, flat.reshape(Z, k, d), plan, center_mask=center_mask)
+        sq = sq_distances_to(X, flat, segments_of(new.labels))
         if on_iteration is not None:
-            on_iteration(n_iter, centers, new.labels, sq.astype(X.dtype, copy=False))
+            on_iteration(n_iter, flat, new.labels, sq.astype(X.dtype, copy=False))
         same = np.array_equal(new.labels, step.labels)
         step = new
         if same:
             converged = True
             break
-    w = None if weights is None else np.asarray(weights)
-    cluster_weights = np.bincount(step.labels, weights=w, minlength=centers.shape[0])
-    return LloydResult(centers=centers, labels=step.labels,
-                       sq_distances=sq.astype(X.dtype, copy=False),
-                       cluster_weights=cluster_weights.astype(np.float64), n_iter=n_iter,
-                       converged=converged, weights=w, objective="kmedian")
+    return (flat.reshape(Z, k, d), step.labels, sq.astype(X.dtype, copy=False), n_iter,
+            converged)
 
 
 @dataclass
@@ -886,34 +902,17 @@ def _lloyd_by_device_kmedian(federation, X, centers, center_mask, max_iter, x_sq
     """k-median Lloyd on every device in lock-step: one assignment pass over the whole
     federation per iteration, then the Weiszfeld steps of all devices' centers at once (the
     segment of a row is ``device * k + label``)."""
-    Z, k, d = centers.shape
-    plan = _plan(federation.offsets)
-    step = _run_pass(X, x_sq, centers, plan, center_mask=center_mask)
-    eps = _coincidence_floor(X.dtype, step.x_sq)
+    Z, k, _ = centers.shape
     base = federation.device_of_row * k
-    # squared distances from the differences, as in _lloyd_kmedian
-    sq = sq_distances_to(X, centers.reshape(Z * k, d), base + step.labels)
-    converged = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        # padding centers own no rows: the update keeps them
-        flat = _weiszfeld(X, base + step.labels, centers.reshape(Z * k, d), weights, eps,
-                          _WEISZFELD_STEPS, sq)
-        centers = flat.reshape(Z, k, d)
-        new = _run_pass(X, step.x_sq, centers, plan, center_mask=center_mask)
-        sq = sq_distances_to(X, flat, base + new.labels)
-        same = np.array_equal(new.labels, step.labels)
-        step = new
-        if same:
-            converged = True
-            break
-    segment = base + step.labels
+    centers, labels, sq, n_iter, converged = _kmedian_iterations(
+        X, centers, _plan(federation.offsets), base, center_mask=center_mask, x_sq=x_sq,
+        weights=weights, max_iter=max_iter)
+    segment = base + labels
     counts = np.bincount(segment, minlength=Z * k).reshape(Z, k)
     totals = None if weights is None else \
         np.bincount(segment, weights=np.asarray(weights, dtype=np.float64),
                     minlength=Z * k).reshape(Z, k)
-    return DeviceLloydResult(centers=centers, labels=step.labels,
-                             sq_distances=sq.astype(X.dtype, copy=False), counts=counts,
+    return DeviceLloydResult(centers=centers, labels=labels, sq_distances=sq, counts=counts,
                              n_iter=n_iter, converged=converged, totals=totals)
 
 

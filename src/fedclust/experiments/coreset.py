@@ -283,10 +283,9 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                     record(algorithm, net, t, coreset, comm, points, result)
         if not zhang:
             continue
-        tree_federation = Federation.from_devices(X, devices, topology=tree)
         for t in settings["zhang_coreset_sizes"]:
             comm = Communication(float_bytes=X.itemsize)
-            coreset, _ = zhang_coreset(tree_federation, tree, k, t,
+            coreset, _ = zhang_coreset(federation, tree, k, t,
                                        rng=generator_for(seed, "zhang", f"t={t}"), comm=comm,
                                        max_iter=settings["local_max_iter"], objective=objective)
             result = _solve(coreset.points, coreset.weights, k,
@@ -363,12 +362,7 @@ def diameter_table(dataset: str, side: int, features, baseline, settings: dict, 
     et al., the runs)."""
     spec = settings["diameter"]
     one_size = {**settings, "coreset_sizes": [spec["coreset_size"]],
-                "zhang_coreset_sizes": [spec["zhang_coreset_size"]]}
-    X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
-    if not isinstance(baseline, pd.DataFrame):
-        baseline = pd.read_csv(baseline)
-    table = setting_runs(X, n_clusters_of(dataset, settings), one_size, dataset=dataset,
-                         objective="kmeans", graph="grid", n_sites=side * side,
-                         partition=spec["partition"], runs=spec["runs"], base_seed=base_seed,
-                         baseline=baseline, show_progress=show_progress)
-    return _titled(table, title, description)
+                "zhang_coreset_sizes": [spec["zhang_coreset_size"]], "runs": spec["runs"]}
+    return setting_table(dataset, "kmeans", features, baseline, one_size, graph="grid",
+                         n_sites=side * side, partition=spec["partition"],
+                         base_seed=base_seed, show_progress=show_progress)

@@ -11,6 +11,7 @@ the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.
 
 from __future__ import annotations
 
+from .data import SYNTHETIC, title_of
 from .registry import Figure, Paper, Table, stated_differences
 
 __all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "baseline_runs_needed",
@@ -54,8 +55,6 @@ def setting_of(config, objective: str) -> dict:
 def features_input(wildcards) -> list[str]:
     """A job's data: a real data set's prepared features (``wildcards.cdata``); nothing for
     one drawn in the job (:data:`fedclust.pipeline.data.SYNTHETIC`)."""
-    from .data import SYNTHETIC
-
     if wildcards.cdata in SYNTHETIC:
         return []
     return [f"data/{wildcards.cdata}/features.h5"]
@@ -118,14 +117,6 @@ def _common(config) -> str:
         f"epsilon = {theory['epsilon']:g}, delta = {theory['delta']:g}.")
 
 
-def _title(dataset: str | None) -> str:
-    from .data import DATASETS, SYNTHETIC
-
-    if dataset in SYNTHETIC:
-        return SYNTHETIC[dataset]
-    return DATASETS[dataset].title if dataset in DATASETS else str(dataset)
-
-
 def _x_label(x: str) -> str:
     return "bytes on the wire" if x == "bytes" else "points transmitted"
 
@@ -137,8 +128,8 @@ def _fig2_caption(config, dataset=None, *, x="points_transmitted") -> str:
         f"against communication ({_x_label(x)}) over graphs, the distributed coreset "
         f"(Algorithm 1, portions flooded by Algorithm 3) against COMBINE (a coreset of t/n "
         f"points per site, flooded the same way) at the same coreset sizes t = "
-        f"{cfg['coreset_sizes']}; rows: graphs, columns: partitions. Data: {_title(dataset)} (the "
-        f"paper's YearPredictionMSD is not in the offline mirror)."
+        f"{cfg['coreset_sizes']}; rows: graphs, columns: partitions. Data: "
+        f"{title_of(dataset)} (the paper's YearPredictionMSD is not in the offline mirror)."
         + _common(config) + stated_differences(config, "coreset", "graphs"))
 
 
@@ -150,7 +141,7 @@ def _fig3_caption(config, dataset=None, *, x="points_transmitted") -> str:
         f"(each crossing depth(i) edges, Theorem 3; t = {cfg['coreset_sizes']}) against "
         f"Zhang et al. (every site builds a coreset of t/n points of its own data and its "
         f"children's coresets and sends it to its parent; t = {cfg['zhang_coreset_sizes']}, "
-        f"larger so that the communication ranges overlap). Data: {_title(dataset)}."
+        f"larger so that the communication ranges overlap). Data: {title_of(dataset)}."
         + _common(config) + stated_differences(config, "coreset", "trees"))
 
 
@@ -162,7 +153,7 @@ def _kmedian_caption(config, dataset=None) -> str:
         f"{spec['runs']} runs per point. k-median throughout: local solutions by D^1 seeding and "
         f"Lloyd-style k-median (Weiszfeld steps toward each cluster's geometric median), "
         f"sampling probabilities m_p = d(p, B_i) (the distance, Sec. 3), the same solver on the "
-        f"coreset and on the global data. Data: {_title(dataset)}." + _common(config))
+        f"coreset and on the global data. Data: {title_of(dataset)}." + _common(config))
 
 
 def _diameter_caption(config, dataset=None) -> str:

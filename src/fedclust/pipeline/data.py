@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "dataset_names", "source", "raw_files",
-           "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES"]
+__all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
+           "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,14 @@ SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
 #: Fetch rules, each downloading (or copying from the mirror) one upstream release.
 FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",
                "fetch_cifar10")
+
+
+def title_of(name: str) -> str:
+    """How figures and captions name data set ``name`` (a synthetic one included; the name
+    itself when unknown)."""
+    if name in SYNTHETIC:
+        return SYNTHETIC[name]
+    return DATASETS[name].title if name in DATASETS else str(name)
 
 
 def dataset_names(*, embedding: bool | None = None, natural: bool | None = None) -> list[str]:

@@ -33,15 +33,13 @@ _RC = {
 def dataset_title(runs, key: str) -> str:
     """How a figure names data set ``key`` of the table ``runs``: its ``data_title`` column
     (written by the preparation, which knows the source used), else the registry's title."""
-    from ..pipeline.data import DATASETS, SYNTHETIC
+    from ..pipeline.data import title_of
 
     if "data_title" in runs.columns and "dataset" in runs.columns:
         titles = runs.loc[runs["dataset"] == key, "data_title"].dropna().unique()
         if len(titles):
             return str(titles[0])
-    if key in SYNTHETIC:
-        return SYNTHETIC[key]
-    return DATASETS[key].title if key in DATASETS else str(key)
+    return title_of(key)
 
 
 def integer_ticks(axis) -> None:

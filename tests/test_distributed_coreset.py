@@ -179,3 +179,64 @@ def test_best_kmeans_keeps_the_restart_of_lowest_kmedian_cost():
                                          rel=1e-10)
     with pytest.raises(ValueError, match="objective must be one of"):
         best_kmeans(X, 5, seeds=[0], objective="l1")
+
+
+# ----------------------------------------------------------- communication helpers, directly
+from fedclust.algorithms.distributed_coreset import (  # noqa: E402
+    broadcast_costs,
+    portion_route,
+    send_portions,
+)
+from fedclust.communication import Communication  # noqa: E402
+
+
+def test_send_portions_over_a_star_is_one_hop_per_nonempty_portion():
+    star = Topology.star(range(4))
+    comm = Communication()
+    points = send_portions(comm, portion_route(star, [0, 1, 2, 3]), [5, 0, 2, 1], "coreset", 3)
+    assert points == 8                      # the empty portion is not sent
+    assert comm.floats == 8 * 3
+    assert comm.total("coreset", "messages") == 3
+    assert comm["rounds"] == 1
+    edges = comm.by_edge()
+    assert set(edges["receiver"]) == {SERVER} and set(edges["sender"]) == {0, 2, 3}
+
+
+def test_send_portions_flooded_crosses_every_edge_twice_per_portion():
+    grid = Topology.grid(3)                 # 9 nodes, 12 edges, diameter 4
+    comm = Communication()
+    sizes = np.arange(1, 10)
+    points = send_portions(comm, portion_route(grid, range(9)), sizes, "coreset", 2)
+    assert points == 2 * grid.n_edges * sizes.sum()
+    assert comm.floats == 2 * points
+    # Algorithm 3 forwards to every neighbour, the sender too: the farthest node receives
+    # in round `diameter` and echoes in the next
+    assert comm["rounds"] == grid.diameter + 1
+
+
+def test_send_portions_up_a_tree_pays_each_portion_its_depth():
+    tree = Topology.grid(3).spanning_tree(root=4)   # BFS from the centre: depths 0, 1, 2
+    comm = Communication()
+    sizes = np.full(9, 10)
+    points = send_portions(comm, portion_route(tree, range(9)), sizes, "coreset", 1)
+    depths = np.array([tree.depth[v] for v in range(9)])
+    assert points == int((depths * sizes).sum()) == 10 * (4 * 1 + 4 * 2)
+    assert comm["rounds"] == tree.height == 2
+
+
+def test_broadcast_costs_counts_one_scalar_per_node_and_hop():
+    grid = Topology.grid(3)
+    comm = Communication()
+    broadcast_costs(grid, range(9), comm)
+    assert comm.floats == 9 * 2 * grid.n_edges       # O(mn) scalars, flooded
+
+    tree = grid.spanning_tree(root=4)
+    comm = Communication()
+    broadcast_costs(tree, range(9), comm)
+    depths = sum(tree.depth[v] for v in range(9))
+    assert comm.floats == depths + (9 - 1)            # up to the root, the sum back down
+
+    star = Topology.star(range(5))
+    comm = Communication()
+    broadcast_costs(star, range(5), comm)
+    assert comm.floats == 5 + 5 and comm["rounds"] == 2

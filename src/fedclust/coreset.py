@@ -51,7 +51,8 @@ from .lloyd import lloyd_by_device
 from .seeding import _draw, kmeans_plusplus_by_device
 
 __all__ = ["Coreset", "LocalSolutions", "local_solutions", "proportional_shares",
-           "equal_shares", "sample_coreset", "theoretical_coreset_size"]
+           "equal_shares", "sample_coreset", "theoretical_coreset_size",
+           "theoretical_communication"]
 
 
 @dataclass
@@ -272,3 +273,27 @@ def theoretical_coreset_size(n_clusters: int, n_features: int, n_devices: int, *
     else:
         raise ValueError(f"objective must be 'kmeans' or 'kmedian'; got {objective!r}")
     return constant * float(size)
+
+
+def theoretical_communication(theoretical_size: float, network: str, *, n_edges: int,
+                              tree_height: int) -> float:
+    """The communication (points) Theorems 2-3 ask for: Theorem 1's coreset size times the
+    number of edges on a general graph (Theorem 2, ``O(m |D|)``: flooding sends each portion
+    over every edge at most twice) or times the height of a rooted tree (Theorem 3,
+    ``O(h |D|)``: each portion travels at most ``h`` hops to the root).
+
+    ``theoretical_size`` comes from :func:`theoretical_coreset_size`, whose ``constant``
+    carries over (the theorems' O() hides another one, taken as 1 here: *not in the paper*).
+
+    Examples
+    --------
+    >>> theoretical_communication(1000.0, "graph", n_edges=180, tree_height=9)
+    180000.0
+    >>> theoretical_communication(1000.0, "tree", n_edges=180, tree_height=9)
+    9000.0
+    """
+    if network == "graph":
+        return float(n_edges) * theoretical_size
+    if network == "tree":
+        return float(tree_height) * theoretical_size
+    raise ValueError(f"network must be 'graph' or 'tree'; got {network!r}")

@@ -47,6 +47,7 @@ from ..coreset import (
     local_solutions,
     proportional_shares,
     sample_coreset,
+    theoretical_communication,
     theoretical_coreset_size,
 )
 from ..federation import SITE_WEIGHT_SCHEMES, Federation, site_weight_partition
@@ -218,7 +219,9 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         (``|D|``, centers included), ``points_transmitted`` (points over hops, the paper's
         measure), ``floats``, ``bytes`` and ``rounds`` (the local costs included),
         ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``, ``fraction_of_theory``
-        (``|D|`` over Theorem 1's size); the ids hold the graph's ``n_edges``, ``diameter``,
+        (``|D|`` over Theorem 1's size), ``communication_bound`` (Theorem 2's ``m`` times
+        Theorem 1's size on the graph, Theorem 3's ``h`` times it on the tree) and
+        ``fraction_of_communication_bound`` (``points_transmitted`` over it); the ids hold the graph's ``n_edges``, ``diameter``,
         ``tree_height`` and Theorem 1's ``theoretical_size``.
     """
     check_choice(objective, "objective", set(OBJECTIVES))
@@ -256,12 +259,16 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         def record(algorithm, net, t, coreset, comm, points, result, common=common,
                    baseline_cost=baseline_cost):
             cost = global_cost(X, result.centers, objective)
+            bound = theoretical_communication(theoretical, net, n_edges=common["n_edges"],
+                                              tree_height=common["tree_height"])
             rows.append({**common, "algorithm": algorithm, "network": net, "coreset_size": t,
                          "coreset_points": coreset.size, "points_transmitted": points,
                          "floats": comm.floats, "bytes": comm.bytes, "rounds": comm["rounds"],
                          "cost": cost, "baseline_cost": baseline_cost,
                          "cost_ratio": cost / baseline_cost,
-                         "fraction_of_theory": coreset.size / theoretical})
+                         "fraction_of_theory": coreset.size / theoretical,
+                         "communication_bound": bound,
+                         "fraction_of_communication_bound": points / bound})
 
         for t in settings["coreset_sizes"]:
             for algorithm in ("distributed", "combine"):

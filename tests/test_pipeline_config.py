@@ -116,3 +116,27 @@ def test_coreset_settings_the_schema_cannot_check_are_named(change, expected):
     change(cfg)
     with pytest.raises(ConfigError, match=re.escape(expected)):
         validate_config(cfg, REPO / "config" / "schema.yaml")
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c["fedkmeans"]["sweeps"].update({"fig-1": {"vary": "local_epochs",
+                                                          "sample_fraction": 0.1,
+                                                          "client_lr": 1.0}}),
+     "fedkmeans.sweeps.fig-1': a name of letters and digits"),
+    (lambda c: c["fedkmeans"]["sweeps"]["fig1"].pop("client_lr"),
+     "fedkmeans.sweeps.fig1': set client_lr"),
+    (lambda c: c["fedkmeans"]["progress"]["fig7a"].pop("local_epochs"),
+     "fedkmeans.progress.fig7a': set local_epochs"),
+])
+def test_fedkmeans_sections_are_checked(edit, message):
+    config = load("config.yaml")
+    edit(config)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate_config(config, SCHEMA)
+
+
+def test_fedkmeans_real_data_needs_the_separation_analysis():
+    config = load("config.yaml")
+    config["kfed"]["separation"]["datasets"] = ["mnist", "femnist"]
+    with pytest.raises(ConfigError, match="fedkmeans.real.datasets': shakespeare take k from"):
+        validate_config(config, SCHEMA)

@@ -28,7 +28,9 @@ def cfg(request):
 def test_targets_cover_every_enabled_figure_and_paper(cfg):
     targets = registry.targets(cfg)
     names = registry.figure_names(cfg)
-    assert set(names) == {"kfed", "localkmeans", "coreset"}
+    assert set(names) == {"kfed", "localkmeans", "coreset", "fedkmeans"}
+    assert {"sweep_fig1", "sweep_fig5b", "progress_fig6", "progress_fig7b"} <= set(
+        names["fedkmeans"])
     assert "fig5_separation_mnist" in names["kfed"]
     assert {"fig2_msd_mixture", "fig3_bytes_msd_mixture", "kmedian_msd_mixture",
             "diameter"} <= set(names["coreset"])
@@ -73,6 +75,8 @@ def test_figure_inputs_are_gathered_tables_or_rule_outputs(cfg):
     # per-data-set figures read their settings' tables, which the gathered table concatenates
     parts = {p for t in ("graphs", "kmedian", "diameter")
              for p in registry.table_parts("coreset", t, cfg)}
+    parts |= {p for t in ("sweeps", "progress", "real")
+              for p in registry.table_parts("fedkmeans", t, cfg)}
     for paper, names in registry.figure_names(cfg).items():
         for name in names:
             for path in registry.figure_inputs(paper, name, cfg):

@@ -11,6 +11,7 @@ _EXPORTS = {
     "Communication": "fedclust.communication",
     "DistributedCoreset": "fedclust.algorithms",
     "DistributedLloyd": "fedclust.algorithms",
+    "FederatedKMeans": "fedclust.algorithms",
     "Federation": "fedclust.federation",
     "InfeasibleSettingError": "fedclust.exceptions",
     "KFed": "fedclust.algorithms",

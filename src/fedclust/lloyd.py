@@ -56,6 +56,7 @@ Conventions
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numba
@@ -71,6 +72,7 @@ __all__ = [
     "assign",
     "assign_by_device",
     "lloyd_step_by_device",
+    "lloyd_step_by_segment",
     "segment_sums",
     "sq_distances_to",
     "update_centers",
@@ -97,6 +99,10 @@ _DEVICE_CACHE_BYTES = 2**20
 # k = 20, BLAS 1.3x faster at k = 50)
 _DIRECT_MAX_K = 16
 _DEVICES_PER_THREAD = 4
+# passes of fewer multiply-adds (rows x centers x features) run on one thread: a parallel
+# launch costs ~0.3 ms, the time of about this much work (measured on 2 cores, 50 rows x 5
+# centers: 410 us a pass on two threads, 140 us on one)
+_SERIAL_WORK = 2**18
 # Weiszfeld steps per k-median update: each costs two passes over the data (the distances, then
 # the weighted sums) and moves every center towards its cluster's geometric median at a linear
 # rate. A few per Lloyd iteration, not a full solve: the next iteration starts from where this
@@ -117,6 +123,26 @@ def _single_threaded_blas():
     if _controller is None:  # scanning the loaded libraries costs ~5 ms: do it once
         _controller = ThreadpoolController()
     return _controller.limit(limits=1, user_api="blas")
+
+
+@contextlib.contextmanager
+def _threads_for(work: int, direct: bool):
+    """The kernel's threads for a pass of ``work`` multiply-adds: one below
+    ``_SERIAL_WORK`` (waking the pool costs more than the pass: a federated round of a few
+    clients' mini-batches), BLAS limited to one thread when the pass calls it."""
+    serial = work < _SERIAL_WORK
+    previous = numba.get_num_threads()
+    if serial:
+        numba.set_num_threads(1)
+    try:
+        if direct:
+            yield
+        else:
+            with _single_threaded_blas():
+                yield
+    finally:
+        if serial:
+            numba.set_num_threads(previous)
 
 
 def squared_norms(X: np.ndarray) -> np.ndarray:
@@ -412,7 +438,7 @@ def _run_pass(X, x_sq, centers, plan: _Plan, *, center_mask=None, weights=None,
     else:
         part_off = plan.task_lo * k
         part_sums, part_tot = np.zeros((n_sets * k, d)), np.zeros(n_sets * k)
-    with _single_threaded_blas():
+    with _threads_for(n * k * d, direct):
         _pass_kernel(X, x_sq, compute_x_sq, w, weights is not None, centers, centers_t,
                      direct, c_sq,
                      plan.block_start, plan.block_stop, plan.block_set, plan.task_bounds,
@@ -576,9 +602,30 @@ def lloyd_step_by_device(federation: Federation, centers: np.ndarray, *,
     totals : ndarray of shape (n_devices, k)
         Weight (count when unweighted) of every cluster.
     """
-    X = _floating(federation.X)
+    return lloyd_step_by_segment(federation.X, federation.offsets, centers, weights=weights,
+                                 x_sq=x_sq)
+
+
+def lloyd_step_by_segment(X: np.ndarray, offsets: np.ndarray, centers: np.ndarray, *,
+                          weights: np.ndarray | None = None, x_sq: np.ndarray | None = None):
+    """:func:`lloyd_step_by_device` on any rows cut into contiguous segments, each with its
+    own centers: segment ``z`` is rows ``offsets[z]:offsets[z + 1]`` (possibly empty) and
+    meets only ``centers[z]`` -- e.g. one mini-batch of every sampled client of a federated
+    round, all in one pass.
+
+    Returns
+    -------
+    labels, sq_distances, next_centers, totals
+        As :func:`lloyd_step_by_device`; an empty segment's centers are kept.
+    """
+    X = _floating(X)
     centers = np.asarray(centers, dtype=X.dtype)
-    result = _run_pass(X, x_sq, centers, _plan(federation.offsets), weights=weights, sums=True)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if offsets.shape != (centers.shape[0] + 1,) or offsets[0] != 0 \
+            or offsets[-1] != X.shape[0] or np.any(np.diff(offsets) < 0):
+        raise ValueError(f"offsets must be {centers.shape[0] + 1} non-decreasing row offsets "
+                         f"from 0 to {X.shape[0]}")
+    result = _run_pass(X, x_sq, centers, _plan(offsets), weights=weights, sums=True)
     next_centers = _means(result.sums, result.totals, centers)
     return result.labels, result.sq, next_centers, result.totals.reshape(centers.shape[:2])
 

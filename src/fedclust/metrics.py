@@ -6,6 +6,9 @@
   Eq. 1).
 * :func:`clustering_accuracy` / :func:`misclustering_rate` -- agreement with a reference
   labelling up to the best permutation of cluster names (Hungarian algorithm).
+* :func:`mean_distance` -- the mean Euclidean (not squared) distance of a row to its center,
+  and :func:`davies_bouldin_centers` -- the Davies-Bouldin index of a model's centers (Triebe &
+  Rajagopal 2019, Sec. 2.2).
 * :func:`separation` -- the pairwise separation ``c_rs`` of a clustering used by k-FED
   (Dennis et al., 2021, Definition 3.5 and Appendix B.2).
 """
@@ -24,6 +27,8 @@ __all__ = [
     "kmeans_cost",
     "kmedian_cost",
     "partition_cost",
+    "mean_distance",
+    "davies_bouldin_centers",
     "clustering_accuracy",
     "misclustering_rate",
     "misclustering_by_group",
@@ -110,6 +115,54 @@ def labelled_cost(X: np.ndarray, centers: np.ndarray, labels: np.ndarray,
     elif objective != "kmeans":
         raise ValueError(f"objective must be 'kmeans' or 'kmedian'; got {objective!r}")
     return float(cost.sum() if sample_weight is None else cost @ np.asarray(sample_weight))
+
+
+def mean_distance(X, centers, labels=None) -> float:
+    """Mean Euclidean (not squared) distance of every row to its center: Triebe & Rajagopal's
+    "mean euclidean intra-cluster distance" (Sec. 2.2), the k-median cost over ``n``.
+
+    Examples
+    --------
+    >>> mean_distance([[0.0], [1.0], [10.0]], [[0.0], [10.0]])
+    0.3333333333333333
+    """
+    X, centers, labels = _check_cost_input(X, centers, labels)
+    return kmedian_cost(X, centers, labels) / X.shape[0]
+
+
+def davies_bouldin_centers(X, centers, labels=None) -> float:
+    """Davies-Bouldin index of a model's centers: the mean over clusters ``i`` holding rows of
+    ``max_{j != i} (s_i + s_j) / ||c_i - c_j||``, with ``s_i`` the mean distance of cluster
+    ``i``'s rows to the center ``c_i`` (Davies & Bouldin, 1979).
+
+    The centers are the model's, as Triebe & Rajagopal's code computes it (``utils_stats.
+    davies_bouldin``); scikit-learn's ``davies_bouldin_score`` uses the clusters' means
+    instead, which differ from the model's centers when it has not converged. A center no row
+    is nearest to takes part in neither the mean nor the maxima (its ``s`` is undefined);
+    fewer than two such clusters give NaN, as an index of one cluster is undefined.
+
+    Examples
+    --------
+    >>> X = [[0.0], [2.0], [10.0], [12.0]]
+    >>> davies_bouldin_centers(X, [[1.0], [11.0]])   # (1 + 1) / 10
+    0.2
+    """
+    X, centers, labels = _check_cost_input(X, centers, labels)
+    if labels is None:
+        labels, _ = assign(X, centers)
+    k = len(centers)
+    dist = np.sqrt(sq_distances_to(X, centers, labels))
+    counts = np.bincount(labels, minlength=k)
+    used = counts > 0
+    if used.sum() < 2:
+        return float("nan")
+    spread = np.bincount(labels, weights=dist, minlength=k)[used] / counts[used]
+    c = centers[used].astype(np.float64)
+    gaps = np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(axis=-1))
+    with np.errstate(divide="ignore"):
+        ratio = (spread[:, None] + spread[None, :]) / gaps
+    np.fill_diagonal(ratio, -np.inf)
+    return float(ratio.max(axis=1).mean())
 
 
 def partition_cost(X, labels, sample_weight=None) -> float:

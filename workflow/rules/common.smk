@@ -3,6 +3,7 @@
 
 from fedclust.pipeline import coreset as coreset_pipeline
 from fedclust.pipeline import data as datasets
+from fedclust.pipeline import fedkmeans as fedkmeans_pipeline
 from fedclust.pipeline import kfed as kfed_pipeline
 from fedclust.pipeline import localkmeans as lkm_pipeline
 

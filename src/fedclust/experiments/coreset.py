@@ -221,8 +221,9 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``, ``fraction_of_theory``
         (``|D|`` over Theorem 1's size), ``communication_bound`` (Theorem 2's ``m`` times
         Theorem 1's size on the graph, Theorem 3's ``h`` times it on the tree) and
-        ``fraction_of_communication_bound`` (``points_transmitted`` over it); the ids hold the graph's ``n_edges``, ``diameter``,
-        ``tree_height`` and Theorem 1's ``theoretical_size``.
+        ``fraction_of_communication_bound`` (``points_transmitted`` over it); the ids hold
+        the graph's ``n_edges``, ``diameter``, ``tree_height`` and Theorem 1's
+        ``theoretical_size``.
     """
     check_choice(objective, "objective", set(OBJECTIVES))
     check_choice(partition, "partition", set(SITE_WEIGHT_SCHEMES))

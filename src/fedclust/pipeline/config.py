@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from pathlib import Path
 
 import yaml
@@ -146,7 +147,37 @@ def validate_config(config: dict, schema_path) -> dict:
     if error is not None:
         raise ConfigError(_message(error))
     _check_coreset(config)
+    _check_fedkmeans(config)
     return config
+
+
+_FEDKMEANS_KNOBS = ("sample_fraction", "local_epochs", "client_lr")
+
+
+def _check_fedkmeans(config: dict) -> None:
+    """What the schema cannot say about the ``fedkmeans`` section: sweep and progress names
+    fit in file names, every sweep fixes the hyper-parameters it does not vary, every
+    federated progress run sets all three."""
+    cfg = config.get("fedkmeans")
+    if not cfg:
+        return
+    for group in ("sweeps", "progress"):
+        for name, spec in cfg[group].items():
+            key = f"fedkmeans.{group}.{name}"
+            if not re.fullmatch(r"[A-Za-z0-9]+", name):
+                raise ConfigError(f"config key '{key}': a name of letters and digits only "
+                                  f"(it names files)")
+            needed = [k for k in _FEDKMEANS_KNOBS if k != spec.get("vary")] \
+                if group == "sweeps" else ([] if spec.get("central") else list(_FEDKMEANS_KNOBS))
+            lacking = [k for k in needed if k not in spec]
+            if lacking:
+                raise ConfigError(f"config key '{key}': set {', '.join(lacking)}")
+    separated = config.get("kfed", {}).get("separation", {}).get("datasets", [])
+    unseparated = [ds for ds in cfg["real"]["datasets"] if ds not in separated]
+    if unseparated:
+        raise ConfigError(f"config key 'fedkmeans.real.datasets': {', '.join(unseparated)} "
+                          f"take k from the k-FED separation analysis; add them to "
+                          f"kfed.separation.datasets")
 
 
 def _check_coreset(config: dict) -> None:

@@ -65,6 +65,9 @@ class Figure:
         For a per-data-set figure.
     options : dict
         Constant keyword arguments of the plot function.
+    instance_pattern : str, optional
+        The regular expression ``{dataset}`` matches in file names when the instances are not
+        data sets (e.g. the sweeps a config declares); by default any data set's name.
     """
 
     name: str
@@ -74,6 +77,7 @@ class Figure:
     enabled: Callable[[dict], bool] = _always
     datasets: Callable[[dict], list[str]] | None = None
     options: dict = field(default_factory=dict)
+    instance_pattern: str | None = None
 
     def instances(self, config) -> dict[str, str | None]:
         """``{figure name: data set}`` of every instance the config enables."""
@@ -124,8 +128,8 @@ def gathered_table(paper_key: str, table: str) -> Callable:
 
 def papers() -> dict[str, Paper]:
     """Every paper of the pipeline, by key."""
-    from . import coreset, kfed, localkmeans
-    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER)}
+    from . import coreset, fedkmeans, kfed, localkmeans
+    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER, fedkmeans.PAPER)}
 
 
 def paper(key: str) -> Paper:
@@ -170,7 +174,9 @@ def figure_pattern(paper_key: str | None = None) -> str:
     names = []
     for p in ([paper(paper_key)] if paper_key else papers().values()):
         for fig in p.figures:
-            names.append(any_dataset.join(map(re.escape, fig.name.split("{dataset}"))))
+            field_pattern = any_dataset if fig.instance_pattern is None \
+                else f"(?:{fig.instance_pattern})"
+            names.append(field_pattern.join(map(re.escape, fig.name.split("{dataset}"))))
     return "|".join(names)
 
 

@@ -1,0 +1,342 @@
+"""Federated k-means: FedAvg-style clustering (Triebe & Rajagopal, 2019, Algorithm 1).
+
+Every round the server samples ``m = max(floor(C M), 1)`` of the ``M`` clients and sends them
+its centroids ``Gamma``. Each sampled client runs ``ClientKMeans``: ``E`` epochs over its data
+cut into mini-batches of ``B`` rows (``B = None``: one batch of all its rows), each batch
+moving every centroid towards the batch's mean of its points at the client rate ``beta``
+weighted by the batch's share of the epoch's points, and returns its last epoch's cluster sizes
+``Lambda^(i)`` and centroids ``Gamma^(i)``. The server forms ``Lambda = sum Lambda^(i)`` and the
+size-weighted mean ``Gamma* = sum Lambda^(i) Gamma^(i) / Lambda`` cluster by cluster, and steps
+``Gamma <- Gamma + alpha (Gamma* - Gamma)``, optionally through a momentum.
+
+What the paper leaves open, and how it is read here (each a parameter):
+
+* **"alpha = (1, 0.5)"** in every figure: Algorithm 1 has a scalar ``alpha``; the authors'
+  code (``KMeansFederated``, ``learning_rate`` and ``momentum``) has a server rate and a server
+  momentum of 0.5 kept as an exponential moving average of the updates,
+  ``v <- mu v + (1 - mu) u; Gamma <- Gamma + v`` with ``u = alpha (Gamma* - Gamma)``. That is
+  ``server_momentum_style="ema"``; ``"heavy_ball"`` is ``v <- mu v + u``.
+* **A cluster no sampled client saw** (``Lambda = 0``) keeps its centroid and its velocity
+  (the authors' code lets the momentum carry it on; *not in the paper*, which has no
+  momentum).
+* **Random initialization:** uniform in a box, per feature (the authors' code draws from
+  ``[0, K + 1]``, which covers their synthetic data; ``init_bounds``). Without bounds the box
+  is the data's range, which every client reports once (``2 d`` floats each): *not in the
+  paper*.
+* **Reassignment** (Sec. 2.3, the sentence after Algorithm 1): a cluster whose round size
+  ``Lambda`` stays below ``reassign_fraction * sum_i |P_i|`` (every client's data, which the
+  clients report once) for ``reassign_after`` consecutive rounds is re-initialized in the same
+  box, its velocity reset. The authors' code compares with this round's sampled total and
+  waits 10 rounds; the paper's rule is the default (0.01, 20).
+* **Mini-batches:** each ``ClientKMeans`` call cuts the client's rows, in a random order, into
+  batches of ``B`` (the last may be smaller) and shuffles the batches' order every epoch (the
+  authors' code ignores ``B``). With ``B = None`` sample weights equal repeated rows.
+
+Central k-means, the paper's baseline, is this estimator on one client holding all the data,
+with ``C = E = alpha = beta = 1``, no momentum and ``B = None``: Lloyd's algorithm from the same
+random start, with the same reassignment rule (the authors' central ``KMeans``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_fraction, check_int
+from ..communication import SERVER
+from ..lloyd import assign, lloyd_step_by_segment, squared_norms
+from ..rounds import RoundState, aggregate_centers, n_participants, sample_participants
+from ..seeding import initial_centers
+from ._base import FederatedClusteringMixin
+
+__all__ = ["FederatedKMeans"]
+
+_MOMENTUM_STYLES = ("ema", "heavy_ball")
+
+
+class FederatedKMeans(FederatedClusteringMixin):
+    """Federated k-means of Triebe & Rajagopal (2019): sampled clients run mini-batch k-means
+    epochs from the server's centroids; the server averages their centroids by cluster size.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        ``K``.
+    sample_fraction : float in (0, 1], default=0.1
+        ``C``: ``max(floor(C M), 1)`` of the ``M`` clients take part in each round (so for
+        ``M = 50`` both ``C = 0.01`` and ``C = 0.03`` give one client).
+    local_epochs : int, default=1
+        ``E``: passes over its data a sampled client makes per round.
+    batch_size : int or None, default=None
+        ``B``: rows per client mini-batch; None is the paper's ``B = infinity`` (full batch).
+    server_lr : float, default=1.0
+        ``alpha``, the server's step towards the clients' average.
+    server_momentum : float in [0, 1) or None, default=0.5
+        ``mu`` of the server momentum (the second number of the paper's ``alpha = (1, 0.5)``,
+        read from the authors' code); None or 0 steps without momentum (Algorithm 1 as printed).
+    server_momentum_style : {"ema", "heavy_ball"}, default="ema"
+        ``"ema"``: ``v <- mu v + (1 - mu) u`` (the authors' code); ``"heavy_ball"``:
+        ``v <- mu v + u``.
+    client_lr : float, default=1.0
+        ``beta``, the client's step towards each batch's means.
+    n_rounds : int, default=200
+        ``T``.
+    init : {"uniform", "k-means++", "random"} or ndarray of shape (n_clusters, n_features)
+        ``"uniform"`` (the paper's "randomly"): uniform in the box ``init_bounds``;
+        ``"k-means++"`` / ``"random"``: the federated k-means++ / ``K`` random rows of
+        :func:`fedclust.seeding.initial_centers`; an array is used as given.
+    init_bounds : (float, float) or None, default=None
+        Low and high of the box of ``"uniform"`` starts and of re-initialized clusters (the
+        authors' synthetic runs use ``(0, K + 1)``); None takes every feature's data range.
+    reassign_fraction : float, default=0.01
+        A cluster smaller than this fraction of all clients' rows (weight) ...
+    reassign_after : int or None, default=20
+        ... for this many consecutive rounds is re-initialized; None never re-initializes.
+    random_state : int, Generator or None, default=None
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The server's centroids after the last round.
+    labels_ : ndarray of shape (n_samples,)
+        Nearest centroid of every training row (``predict(X)``).
+    inertia_ : float
+    n_iter_ : int
+        ``T``, the rounds run.
+    n_participants_ : int
+        ``m``, clients per round.
+    n_reassigned_ : int
+        Clusters re-initialized over all rounds.
+    history_ : dict of ndarray
+        Indexed by round ``t = 1..T``: ``round``, ``points`` (``sum Lambda``, the sampled
+        clients' last-epoch rows), ``clusters_seen`` (clusters with ``Lambda > 0``) and
+        ``reassigned`` (clusters re-initialized after the round). Pass a ``callback`` to
+        ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate the centroids every round.
+    communication_ : Communication
+        The one-off reports (``feature_range``: ``2 d`` floats per client when the box comes
+        from the data; ``client_sizes``: one integer per client when reassignment is on), the
+        seeding's messages, and per round ``K d`` floats down to every sampled client
+        (``centers``) and ``K d`` floats and ``K`` counts up from it (``client_centers``,
+        ``client_counts``; floats when weighted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust import FederatedKMeans
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(1, 0.2, (50, 1)), rng.normal(3, 0.2, (50, 1))]
+    >>> devices = np.repeat(np.arange(10), 10)     # every client holds one Gaussian
+    >>> km = FederatedKMeans(2, sample_fraction=0.5, n_rounds=30, random_state=0)
+    >>> km = km.fit(X, devices)
+    >>> np.sort(km.cluster_centers_.ravel()).round(1).tolist()
+    [1.0, 3.0]
+    >>> km.n_participants_, int(km.communication_.total("centers"))   # 30 rounds x 5 x K d
+    (5, 300)
+    """
+
+    _reports_rounds = True
+
+    def __init__(self, n_clusters=8, *, sample_fraction=0.1, local_epochs=1, batch_size=None,
+                 server_lr=1.0, server_momentum=0.5, server_momentum_style="ema",
+                 client_lr=1.0, n_rounds=200, init="uniform", init_bounds=None,
+                 reassign_fraction=0.01, reassign_after=20, random_state=None):
+        self.n_clusters = n_clusters
+        self.sample_fraction = sample_fraction
+        self.local_epochs = local_epochs
+        self.batch_size = batch_size
+        self.server_lr = server_lr
+        self.server_momentum = server_momentum
+        self.server_momentum_style = server_momentum_style
+        self.client_lr = client_lr
+        self.n_rounds = n_rounds
+        self.init = init
+        self.init_bounds = init_bounds
+        self.reassign_fraction = reassign_fraction
+        self.reassign_after = reassign_after
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_int(self.n_clusters, "n_clusters", low=1)
+        check_fraction(self.sample_fraction, "sample_fraction")
+        check_int(self.local_epochs, "local_epochs", low=1)
+        if self.batch_size is not None:
+            check_int(self.batch_size, "batch_size", low=1)
+        for name in ("server_lr", "client_lr"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 < value <= 2:
+                raise ValueError(f"{name} must be a number in (0, 2]; got {value!r}")
+        mu = self.server_momentum
+        if mu is not None and (not isinstance(mu, (int, float)) or not 0 <= mu < 1):
+            raise ValueError(f"server_momentum must be None or a number in [0, 1); got {mu!r}")
+        check_choice(self.server_momentum_style, "server_momentum_style", set(_MOMENTUM_STYLES))
+        check_int(self.n_rounds, "n_rounds", low=1)
+        if isinstance(self.init, str):
+            check_choice(self.init, "init", {"uniform", "k-means++", "random"})
+        if self.init_bounds is not None:
+            low, high = _bounds(self.init_bounds)
+            if not low < high:
+                raise ValueError(f"init_bounds must be (low, high) with low < high; got "
+                                 f"{self.init_bounds!r}")
+        if not isinstance(self.reassign_fraction, (int, float)) \
+                or not 0 <= self.reassign_fraction < 1:
+            raise ValueError(f"reassign_fraction must be a number in [0, 1); got "
+                             f"{self.reassign_fraction!r}")
+        if self.reassign_after is not None:
+            check_int(self.reassign_after, "reassign_after", low=1)
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, federation, rng, comm, callback):
+        X, w = federation.X, federation.weights
+        Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
+        clients = np.arange(Z)
+        reassigning = self.reassign_after is not None
+        low, high, reported = self._box(federation, comm)
+        if reassigning:
+            comm.send("client_sizes", clients, SERVER, **({"ints": 1} if w is None
+                                                         else {"floats": 1}))
+        if reported or reassigning:
+            comm.add_rounds(1)  # the one-off reports travel together
+        if isinstance(self.init, str) and self.init == "uniform":
+            centers = low + (high - low) * rng.random((k, d))
+        else:
+            centers = initial_centers(self.init, federation, k, rng, comm)
+        centers = np.asarray(centers, dtype=np.float64)
+        threshold = self.reassign_fraction * float(federation.row_weights.sum())
+        mu = self.server_momentum or 0.0
+        velocity = np.zeros_like(centers)
+        below = np.zeros(k, dtype=np.int64)
+        T = self.n_rounds
+        history = {"round": np.arange(1, T + 1), "points": np.zeros(T),
+                   "clusters_seen": np.zeros(T, dtype=np.int64),
+                   "reassigned": np.zeros(T, dtype=np.int64)}
+        counts = {"ints": k} if w is None else {"floats": k}
+        x_sq = squared_norms(X) if callback is not None else None
+        self._report(callback, 0, centers, federation, x_sq, None)
+
+        for t in range(1, T + 1):
+            sampled = sample_participants(Z, self.sample_fraction, rng)
+            comm.send("centers", SERVER, sampled, floats=k * d)
+            sizes, client_centers = self._client_kmeans(federation, sampled, centers, rng)
+            comm.send("client_centers", sampled, SERVER, floats=k * d)
+            comm.send("client_counts", sampled, SERVER, **counts)
+            comm.add_rounds(1)
+            # Gamma* cluster by cluster; a cluster no sampled client saw keeps its centroid
+            target, totals = aggregate_centers(client_centers, sizes, centers)
+            seen = totals > 0
+            step = self.server_lr * (target - centers)
+            if self.server_momentum_style == "ema":
+                velocity[seen] = mu * velocity[seen] + (1 - mu) * step[seen]
+            else:
+                velocity[seen] = mu * velocity[seen] + step[seen]
+            centers[seen] += velocity[seen]
+            history["points"][t - 1] = totals.sum()
+            history["clusters_seen"][t - 1] = seen.sum()
+            if reassigning:
+                below = np.where(totals < threshold, below + 1, 0)
+                redo = below >= self.reassign_after
+                if redo.any():
+                    centers[redo] = low + (high - low) * rng.random((int(redo.sum()), d))
+                    velocity[redo] = 0.0
+                    below[redo] = 0
+                    history["reassigned"][t - 1] = redo.sum()
+            self._report(callback, t, centers, federation, x_sq, sampled)
+
+        self.cluster_centers_ = centers.astype(X.dtype, copy=False)
+        self.labels_ = federation.to_original_order(assign(X, self.cluster_centers_)[0])
+        self.n_iter_ = T
+        self.n_participants_ = n_participants(Z, self.sample_fraction)
+        self.n_reassigned_ = int(history["reassigned"].sum())
+        self.history_ = history
+
+    def _box(self, federation, comm):
+        """The uniform box ``(low, high, reported)``: ``init_bounds``, or every feature's data
+        range, which each client reports when a uniform start or a re-initialization needs
+        it (``reported``)."""
+        if self.init_bounds is not None:
+            low, high = _bounds(self.init_bounds)
+            return np.float64(low), np.float64(high), False
+        X = federation.X
+        needed = (isinstance(self.init, str) and self.init == "uniform") \
+            or self.reassign_after is not None
+        if needed:
+            comm.send("feature_range", np.arange(federation.n_devices), SERVER,
+                      floats=2 * federation.n_features)
+        return X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64), needed
+
+    def _client_kmeans(self, federation, sampled, centers, rng):
+        """``ClientKMeans`` on every sampled client at once: each mini-batch step of all the
+        clients is one pass of the shared kernel, every client against its own centroids.
+
+        Returns the last epoch's cluster sizes ``(m, K)`` and the clients' centroids
+        ``(m, K, d)``."""
+        offsets = federation.offsets
+        n_rows = offsets[sampled + 1] - offsets[sampled]
+        m = len(sampled)
+        # the sampled clients' rows, client after client (the federation is sorted by device)
+        first = np.repeat(offsets[sampled] - np.concatenate([[0], np.cumsum(n_rows)[:-1]]),
+                          n_rows)
+        rows = first + np.arange(n_rows.sum())
+        owner = np.repeat(np.arange(m), n_rows)
+        weights = federation.weights
+        own = np.repeat(np.asarray(centers)[None], m, axis=0)
+        beta = self.client_lr
+        B = self.batch_size
+        if B is None or B >= n_rows.max():
+            batch_of = np.zeros(len(rows), dtype=np.int64)
+            n_batches = np.ones(m, dtype=np.int64)
+        else:
+            # a random split of every client's rows into batches of B (ClientKMeans line 1)
+            shuffled = np.lexsort((rng.random(len(rows)), owner))
+            rows, owner = rows[shuffled], owner[shuffled]
+            rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_rows) - n_rows, n_rows)
+            batch_of = rank // B
+            n_batches = -(-n_rows // B)
+        X = federation.X
+        for _ in range(self.local_epochs):
+            sizes = np.zeros((m, self.n_clusters))
+            # a new order of every client's batches each epoch
+            step = _shuffled_batch_steps(batch_of, owner, n_batches, rng)
+            order = np.lexsort((owner, step))
+            bounds = np.searchsorted(step[order], np.arange(int(n_batches.max()) + 1))
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+                batch = order[lo:hi]
+                seg = np.concatenate([[0], np.cumsum(np.bincount(owner[batch], minlength=m))])
+                _, _, means, batch_sizes = lloyd_step_by_segment(
+                    X[rows[batch]], seg, own,
+                    weights=None if weights is None else weights[rows[batch]])
+                sizes += batch_sizes
+                # Gamma <- Gamma + beta (Lambda^b / Lambda)(Gamma^b - Gamma): the batch's share
+                # of the epoch's points so far; an empty cluster of the batch stays
+                share = np.divide(batch_sizes, sizes, out=np.zeros_like(sizes),
+                                  where=sizes > 0)
+                own = own + (beta * share)[..., None] * (means - own)
+        return sizes, own
+
+    def _report(self, callback, t, centers, federation, x_sq, sampled):
+        if callback is None:
+            return
+        labels, sq = assign(federation.X, centers.astype(federation.X.dtype, copy=False),
+                            x_sq=x_sq)
+        cost = float(sq @ federation.row_weights)
+        callback(RoundState(round=t, centers=centers.copy(), aggregated=t > 0, objective=cost,
+                            global_objective=cost, participants=sampled, sorted_labels=labels,
+                            order=federation.order))
+
+
+def _bounds(bounds):
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"init_bounds must be (low, high) numbers; got {bounds!r}") from None
+    return low, high
+
+
+def _shuffled_batch_steps(batch_of, owner, n_batches, rng):
+    """The step at which every row's batch runs: each client's batches in a random order."""
+    if n_batches.max() == 1:
+        return np.zeros(len(batch_of), dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(n_batches)[:-1]])
+    batch_owner = np.repeat(np.arange(len(n_batches)), n_batches)
+    ranked = np.lexsort((rng.random(len(batch_owner)), batch_owner))
+    position = np.empty(len(batch_owner), dtype=np.int64)
+    position[ranked] = np.arange(len(batch_owner)) - starts[batch_owner[ranked]]
+    return position[starts[owner] + batch_of]

@@ -1,0 +1,315 @@
+"""Triebe & Rajagopal (2019): the synthetic clients, the hyper-parameter sweeps of Figs 1-5 and
+the progress runs of Figs 6-7, as tidy tables.
+
+* :func:`make_client_gaussians` -- Sec. 2.1's clients: every client draws its rows from one of
+  the one-dimensional Gaussians.
+* :func:`sweep_runs` -- one sweep (one of the paper's figures of Sec. 3.1-3.3): every value of
+  the varied hyper-parameter (and central k-means for a sweep of ``C``) and every seed; the
+  mean distance and the Davies-Bouldin index on the training and the test clients.
+* :func:`progress_runs` -- Figs 6-7: every round's centroids and the spread of the training
+  rows nearest to each.
+* :func:`real_data_runs` -- beyond the paper: on real federated data (natural clients), the
+  cost over the pooled k-means oracle and the communication, beside k-FED and LocalKMeans.
+
+Every (sweep, value, seed) draws from its own named seed; the data of seed ``s`` is the same in
+every sweep and setting, so settings are compared on the same clients.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_int
+from ..algorithms.federated_kmeans import FederatedKMeans
+from ..io import tidy
+from ..lloyd import assign
+from ..metrics import davies_bouldin_centers, mean_distance
+from ..progress import progress
+from ..seeds import generator_for, seed_for
+
+__all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "REAL_ALGORITHMS", "make_client_gaussians",
+           "client_data", "estimator_for", "central_estimator", "sweep_runs", "progress_runs",
+           "real_data_runs"]
+
+log = logging.getLogger(__name__)
+
+#: The hyper-parameters a sweep can vary: config name -> FederatedKMeans parameter.
+VARIED = {"sample_fraction": "sample_fraction", "local_epochs": "local_epochs",
+          "client_lr": "client_lr"}
+#: How tables name central k-means in a sweep of ``sample_fraction`` (the paper's "central").
+CENTRAL = "central"
+SWEEP_IDS = ("sweep", "varied", "position", "setting", "seed", "run_seed", "sample_fraction",
+             "local_epochs", "client_lr", "split")
+
+
+def make_client_gaussians(n_clients: int, samples_per_client: int, means, scale: float, *,
+                          assignment: str = "balanced", random_state=None):
+    """Sec. 2.1: every client's rows drawn from one Gaussian ``N(mean, scale^2)`` in 1-D.
+
+    ``assignment="balanced"`` gives client ``i`` the Gaussian ``i mod len(means)`` (the
+    authors' code: as many clients per Gaussian); ``"random"`` draws it uniformly (the
+    paper's "randomly sampled from one of 5 Gaussians" read per client).
+
+    Returns
+    -------
+    X : ndarray of shape (n_clients * samples_per_client, 1)
+    devices : ndarray of shape (n,)
+    component : ndarray of shape (n,)
+        The Gaussian of every row.
+
+    Examples
+    --------
+    >>> X, devices, component = make_client_gaussians(10, 4, [1, 2], 0.2, random_state=0)
+    >>> X.shape, np.bincount(component).tolist()
+    ((40, 1), [20, 20])
+    """
+    check_int(n_clients, "n_clients", low=1)
+    check_int(samples_per_client, "samples_per_client", low=1)
+    check_choice(assignment, "assignment", {"balanced", "random"})
+    means = np.asarray(means, dtype=np.float64)
+    if not scale > 0:
+        raise ValueError(f"scale must be positive; got {scale!r}")
+    rng = np.random.default_rng(random_state)
+    per_client = np.arange(n_clients) % len(means) if assignment == "balanced" \
+        else rng.integers(0, len(means), n_clients)
+    component = np.repeat(per_client, samples_per_client)
+    X = means[component][:, None] + rng.normal(0.0, scale, (len(component), 1))
+    return X, np.repeat(np.arange(n_clients), samples_per_client), component
+
+
+def client_data(data: dict, seed: int, base_seed: int):
+    """Training and test clients of seed ``seed`` (the same in every sweep): ``{split: (X,
+    devices)}``."""
+    out = {}
+    for split, key in (("train", "n_clients"), ("test", "n_test_clients")):
+        X, devices, _ = make_client_gaussians(
+            data[key], data["samples_per_client"], data["means"], data["scale"],
+            assignment=data["assignment"],
+            random_state=generator_for(seed_for(base_seed, "federated_kmeans", "data",
+                                                f"seed={seed}"), split))
+        out[split] = (X, devices)
+    return out
+
+
+def estimator_for(settings: dict, *, sample_fraction, local_epochs, client_lr,
+                  n_rounds=None, random_state=None) -> FederatedKMeans:
+    """FederatedKMeans with the section's fixed hyper-parameters and the given varied ones."""
+    return FederatedKMeans(
+        settings["n_clusters"], sample_fraction=sample_fraction, local_epochs=local_epochs,
+        batch_size=settings["batch_size"], server_lr=settings["server_lr"],
+        server_momentum=settings["server_momentum"],
+        server_momentum_style=settings["server_momentum_style"], client_lr=client_lr,
+        n_rounds=n_rounds or settings["n_rounds"], init="uniform",
+        init_bounds=tuple(settings["init_bounds"]),
+        reassign_fraction=settings["reassign_fraction"],
+        reassign_after=settings["reassign_after"], random_state=random_state)
+
+
+def central_estimator(settings: dict, *, n_rounds=None, random_state=None) -> FederatedKMeans:
+    """Central k-means as the paper runs it: Lloyd's iterations from the same uniform start,
+    with the same reassignment rule -- FederatedKMeans on one client holding every row, with
+    ``C = E = alpha = beta = 1``, no momentum and full batches."""
+    return FederatedKMeans(
+        settings["n_clusters"], sample_fraction=1.0, local_epochs=1, batch_size=None,
+        server_lr=1.0, server_momentum=None, client_lr=1.0,
+        n_rounds=n_rounds or settings["n_rounds"], init="uniform",
+        init_bounds=tuple(settings["init_bounds"]),
+        reassign_fraction=settings["reassign_fraction"],
+        reassign_after=settings["reassign_after"], random_state=random_state)
+
+
+def _evaluate(model, data: dict) -> dict[str, dict[str, float]]:
+    """``{split: {metric: value}}`` of a fitted model on the training and the test clients."""
+    out = {}
+    centers = model.cluster_centers_
+    for split, (X, _) in data.items():
+        labels, _ = assign(X, centers)
+        used = len(np.unique(labels))
+        out[split] = {"mean_distance": mean_distance(X, centers, labels),
+                      "clusters_used": float(used)}
+        if used >= 2:  # the index of fewer than two clusters is undefined: no row
+            out[split]["davies_bouldin"] = davies_bouldin_centers(X, centers, labels)
+    return out
+
+
+def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
+               show_progress: bool = True) -> pd.DataFrame:
+    """One sweep: every value of ``spec["vary"]`` (central k-means too when it is
+    ``sample_fraction``) on every seed, evaluated on the training and the test clients.
+
+    Parameters
+    ----------
+    sweep : str
+        Its name (a figure of the paper, e.g. ``fig1``), part of every run's seed.
+    spec : dict
+        ``vary`` (a key of :data:`VARIED`), ``values`` (None: the section's
+        ``sample_fractions``) and the other two of ``sample_fraction``, ``local_epochs``,
+        ``client_lr`` fixed.
+    settings : dict
+        The ``federated_kmeans`` config section.
+
+    Returns
+    -------
+    DataFrame
+        Tidy (:data:`SWEEP_IDS`, ``metric``, ``value``; ``position`` is the setting's place
+        in the sweep, the order of the figure's axis): ``mean_distance``,
+        ``davies_bouldin`` (of the model's centers), ``clusters_used`` per split, and per run
+        (split ``all``) ``floats`` sent and ``reassigned`` clusters.
+    """
+    vary = check_choice(spec["vary"], "vary", set(VARIED))
+    values = list(spec.get("values") or settings["sample_fractions"])
+    if vary == "sample_fraction":
+        values.append(CENTRAL)
+    fixed = {name: spec.get(name) for name in VARIED if name != vary}
+    missing = [name for name, value in fixed.items() if value is None]
+    if missing:
+        raise ValueError(f"federated_kmeans.sweeps.{sweep}: set {', '.join(missing)} (the "
+                         f"hyper-parameters it does not vary)")
+    rows = []
+    seeds = range(settings["seeds"])
+    todo = [(value, s) for value in values for s in seeds]
+    for value, s in progress(todo, desc=f"federated k-means {sweep}", disable=not show_progress):
+        data = client_data(settings["data"], s, base_seed)
+        run_seed = seed_for(base_seed, "federated_kmeans", sweep, f"{vary}={value}", f"seed={s}")
+        if value == CENTRAL:
+            X, _ = data["train"]
+            model = central_estimator(settings, random_state=run_seed)
+            model.fit(X, np.zeros(len(X), dtype=np.int64))
+            params = dict.fromkeys(VARIED, CENTRAL)
+        else:
+            params = {**fixed, vary: value}
+            model = estimator_for(settings, random_state=run_seed, **params)
+            model.fit(*data["train"])
+        ids = {"sweep": sweep, "varied": vary, "position": values.index(value),
+               "setting": str(value), "seed": s,
+               "run_seed": run_seed, **{k: str(v) for k, v in params.items()}}
+        for split, metrics in _evaluate(model, data).items():
+            rows.append({**ids, "split": split, **metrics})
+        rows.append({**ids, "split": "all", "floats": float(model.communication_.floats),
+                     "reassigned": float(model.n_reassigned_)})
+    table = tidy(rows, SWEEP_IDS)
+    # a metric a split does not have (the index of fewer than two clusters; the run's
+    # communication on a split) is absent, not NaN
+    return table.dropna(subset=["value"]).reset_index(drop=True)
+
+
+def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
+                  seed: int = 0) -> pd.DataFrame:
+    """Figs 6-7: one run's centroids after every round (``spec["central"]``: central k-means
+    for ``spec["n_rounds"]`` iterations, Fig 6) and the standard deviation of the training
+    rows nearest to each (the authors' progress plots), round 0 being the start.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``progress, round, cluster, center, spread, rows, data_means`` (``spread``
+        NaN-free: a centroid no row is nearest to has ``rows`` 0 and ``spread`` 0;
+        ``data_means``: the Gaussians' means, space-separated, for the figure).
+    """
+    data = client_data(settings["data"], seed, base_seed)
+    run_seed = seed_for(base_seed, "federated_kmeans", "progress", name, f"seed={seed}")
+    X, devices = data["train"]
+    means = " ".join(f"{m:g}" for m in settings["data"]["means"])
+    records = []
+
+    def keep(state):
+        labels, _ = assign(X, state.centers)
+        k = len(state.centers)
+        rows = np.bincount(labels, minlength=k)
+        sums = np.bincount(labels, weights=X[:, 0], minlength=k)
+        squares = np.bincount(labels, weights=X[:, 0] ** 2, minlength=k)
+        mean = np.divide(sums, rows, out=np.zeros(k), where=rows > 0)
+        var = np.divide(squares, rows, out=np.zeros(k), where=rows > 0) - mean ** 2
+        for j in range(k):
+            records.append({"progress": name, "round": state.round, "cluster": j,
+                            "center": float(state.centers[j, 0]),
+                            "spread": float(np.sqrt(max(var[j], 0.0))), "rows": int(rows[j]),
+                            "data_means": means})
+
+    if spec.get("central"):
+        model = central_estimator(settings, n_rounds=spec["n_rounds"], random_state=run_seed)
+        model.fit(X, np.zeros(len(X), dtype=np.int64), callback=keep)
+    else:
+        model = estimator_for(settings, sample_fraction=spec["sample_fraction"],
+                              local_epochs=spec["local_epochs"], client_lr=spec["client_lr"],
+                              n_rounds=spec["n_rounds"], random_state=run_seed)
+        model.fit(X, devices, callback=keep)
+    return pd.DataFrame.from_records(records)
+
+
+#: The algorithms of the real-data comparison (beyond the paper), as tables name them.
+REAL_ALGORITHMS = ("federated_kmeans", "k-fed", "localkmeans")
+
+
+def real_data_runs(X, devices, oracle_cost: float, n_clusters: int, settings: dict, *,
+                   dataset: str, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """Beyond the paper: FederatedKMeans on real federated data (the data set's natural clients:
+    FEMNIST writers, Shakespeare roles) beside k-FED and LocalKMeans with the same ``k``.
+
+    Every algorithm's k-means cost on all the rows over the oracle's (``oracle_cost``, k-means
+    on the pooled data: what never sharing the data costs) and its communication.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    devices : ndarray of shape (n,)
+        The natural clients.
+    oracle_cost : float
+    n_clusters : int
+        ``k`` (the k-FED separation analysis's choice in the pipeline).
+    settings : dict
+        The ``fedkmeans.real`` config section: ``runs``, ``init``, ``sample_fractions``,
+        ``local_epochs``, ``client_lr``, ``batch_size``, ``n_rounds`` (FederatedKMeans; the
+        server rate, momentum and reassignment are the section's), ``kfed_device_clusters``
+        (``k'``), ``localkmeans_local_steps`` and ``localkmeans_iterations``.
+
+    Returns
+    -------
+    DataFrame
+        Tidy (``dataset, algorithm, setting, n_clusters, run, seed``): ``cost_ratio``,
+        ``floats``, ``bytes``, ``rounds``; a setting k-FED cannot run is a skipped row.
+    """
+    from ..algorithms import KFed, LocalKMeans
+    from ..exceptions import InfeasibleSettingError
+    from ..io import skipped
+    from ..metrics import kmeans_cost
+
+    k = int(n_clusters)
+    real = settings["real"]
+    fits = [("federated_kmeans", f"C={c:g}", lambda seed, c=c: FederatedKMeans(
+                k, sample_fraction=c, local_epochs=real["local_epochs"],
+                batch_size=real["batch_size"], server_lr=settings["server_lr"],
+                server_momentum=settings["server_momentum"],
+                server_momentum_style=settings["server_momentum_style"],
+                client_lr=real["client_lr"], n_rounds=real["n_rounds"], init=real["init"],
+                reassign_fraction=settings["reassign_fraction"],
+                reassign_after=settings["reassign_after"], random_state=seed))
+            for c in real["sample_fractions"]]
+    fits.append(("k-fed", f"k'={real['kfed_device_clusters']}", lambda seed: KFed(
+        k, real["kfed_device_clusters"], random_state=seed)))
+    fits.append(("localkmeans", f"L={real['localkmeans_local_steps']}", lambda seed: LocalKMeans(
+        k, real["localkmeans_local_steps"], n_iter=real["localkmeans_iterations"],
+        random_state=seed)))
+    rows = []
+    todo = [(fit, run) for fit in fits for run in range(real["runs"])]
+    for (algorithm, setting, make), run in progress(
+            todo, desc=f"federated k-means on {dataset}", disable=not show_progress):
+        seed = seed_for(base_seed, "fedkmeans", "real", dataset, f"k={k}", algorithm, setting,
+                        f"run={run}")
+        ids = {"dataset": dataset, "algorithm": algorithm, "setting": setting,
+               "n_clusters": k, "run": run, "seed": seed}
+        try:
+            model = make(seed).fit(X, devices)
+        except InfeasibleSettingError as error:
+            log.warning("skipped %s %s on %s, run %d: %s", algorithm, setting, dataset, run,
+                        error)
+            rows.append(skipped(ids, error))
+            continue
+        comm = model.communication_
+        rows.append({**ids, "cost_ratio": kmeans_cost(X, model.cluster_centers_) / oracle_cost,
+                     "floats": float(comm.floats), "bytes": float(comm.bytes),
+                     "rounds": float(comm["rounds"])})
+    return tidy(rows, ("dataset", "algorithm", "setting", "n_clusters", "run", "seed"))

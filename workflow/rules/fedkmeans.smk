@@ -1,0 +1,71 @@
+# Federated k-means (Triebe & Rajagopal, 2019): the rules that compute its tables. Its
+# figures, gathered tables and claims are declared in fedclust.pipeline.fedkmeans.
+
+
+rule fedkmeans_sweep:
+    """Figs 1-5: one hyper-parameter sweep, every value and seed, train and test clients."""
+    output:
+        fedkmeans_pipeline.sweep_part("{sweep}"),
+    wildcard_constraints:
+        sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
+    params:
+        spec=lambda w: config["fedkmeans"]["sweeps"][w.sweep],
+        settings=fedkmeans_pipeline.shared_settings(config),
+        seed=config["seed"],
+    log:
+        "results/logs/fedkmeans/sweeps/{sweep}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_sweep/fedkmeans/sweeps/{sweep}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        ENV
+    script:
+        "../scripts/fedkmeans_sweep.py"
+
+
+rule fedkmeans_progress:
+    """Figs 6-7: one run's centroids round by round."""
+    output:
+        fedkmeans_pipeline.progress_part("{run}"),
+    wildcard_constraints:
+        run="|".join(config["fedkmeans"]["progress"]) or "none",
+    params:
+        spec=lambda w: config["fedkmeans"]["progress"][w.run],
+        settings=fedkmeans_pipeline.shared_settings(config),
+        seed=config["seed"],
+    log:
+        "results/logs/fedkmeans/progress/{run}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_progress/fedkmeans/progress/{run}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        ENV
+    script:
+        "../scripts/fedkmeans_progress.py"
+
+
+rule fedkmeans_real:
+    """Beyond the paper: natural clients of one real data set, beside k-FED and LocalKMeans."""
+    input:
+        unpack(lambda w: fedkmeans_pipeline.real_inputs(w.dataset, config)),
+        features="data/{dataset}/features.h5",
+    output:
+        fedkmeans_pipeline.real_part("{dataset}"),
+    params:
+        settings=fedkmeans_pipeline.shared_settings(config, real=True),
+        seed=config["seed"],
+    log:
+        "results/logs/fedkmeans/real/{dataset}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_real/fedkmeans/real/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    script:
+        "../scripts/fedkmeans_real.py"

@@ -103,10 +103,14 @@ def test_progress_table_and_figures():
     spec = {"sample_fraction": 0.3, "local_epochs": 2, "client_lr": 0.5, "n_rounds": 15}
     table = progress_runs("figP", spec, SETTINGS, base_seed=0)
     assert sorted(table["round"].unique()) == list(range(16))
-    assert table.groupby("round").rows.sum().eq(200).all()
-    assert (table.spread >= 0).all()
+    assert set(table.metric) == {"center", "spread", "rows"}
+    assert table[table.metric == "rows"].groupby("round").value.sum().eq(200).all()
+    assert (table[table.metric == "spread"].value >= 0).all()
     central = progress_runs("figC", {"central": True, "n_rounds": 5}, SETTINGS, base_seed=0)
     assert central["round"].max() == 5
+    # the gather rule's contract: tidy
+    from fedclust.io import TIDY_COLUMNS
+    assert set(TIDY_COLUMNS) <= set(table.columns)
     plot_progress(table)
     sweep = sweep_runs("figX", {"vary": "client_lr", "values": [1.0, 0.1],
                                 "sample_fraction": 0.3, "local_epochs": 1},

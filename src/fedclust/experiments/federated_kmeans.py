@@ -30,9 +30,9 @@ from ..metrics import davies_bouldin_centers, mean_distance
 from ..progress import progress
 from ..seeds import generator_for, seed_for
 
-__all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "REAL_ALGORITHMS", "make_client_gaussians",
-           "client_data", "estimator_for", "central_estimator", "sweep_runs", "progress_runs",
-           "real_data_runs"]
+__all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "REAL_ALGORITHMS",
+           "make_client_gaussians", "client_data", "estimator_for", "central_estimator",
+           "sweep_runs", "progress_runs", "real_data_runs"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ VARIED = {"sample_fraction": "sample_fraction", "local_epochs": "local_epochs",
           "client_lr": "client_lr"}
 #: How tables name central k-means in a sweep of ``sample_fraction`` (the paper's "central").
 CENTRAL = "central"
+PROGRESS_IDS = ("progress", "data_means", "round", "cluster")
 SWEEP_IDS = ("sweep", "varied", "position", "setting", "seed", "run_seed", "sample_fraction",
              "local_epochs", "client_lr", "split")
 
@@ -205,9 +206,10 @@ def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
     Returns
     -------
     DataFrame
-        Columns ``progress, round, cluster, center, spread, rows, data_means`` (``spread``
-        NaN-free: a centroid no row is nearest to has ``rows`` 0 and ``spread`` 0;
-        ``data_means``: the Gaussians' means, space-separated, for the figure).
+        Tidy (:data:`PROGRESS_IDS`, ``metric``, ``value``): ``center``, ``spread`` and
+        ``rows`` of every centroid after every round (a centroid no row is nearest to has
+        ``rows`` 0 and ``spread`` 0; ``data_means``: the Gaussians' means, space-separated,
+        for the figure).
     """
     data = client_data(settings["data"], seed, base_seed)
     run_seed = seed_for(base_seed, "federated_kmeans", "progress", name, f"seed={seed}")
@@ -237,7 +239,7 @@ def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
                               local_epochs=spec["local_epochs"], client_lr=spec["client_lr"],
                               n_rounds=spec["n_rounds"], random_state=run_seed)
         model.fit(X, devices, callback=keep)
-    return pd.DataFrame.from_records(records)
+    return tidy(records, PROGRESS_IDS)
 
 
 #: The algorithms of the real-data comparison (beyond the paper), as tables name them.

@@ -64,6 +64,8 @@ def plot_progress(table: pd.DataFrame):
     """Every centroid against the round, ± the standard deviation of the rows nearest to it."""
     if table.empty:
         raise ValueError("the progress table is empty")
+    table = table.pivot_table(index=["progress", "data_means", "round", "cluster"],
+                              columns="metric", values="value").reset_index()
     fig, axes = new_figure(1, 1, width=5.0, height=3.0)
     ax = axes[0, 0]
     for cluster, part in table.groupby("cluster"):

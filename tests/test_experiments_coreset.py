@@ -227,3 +227,32 @@ def test_figures_have_one_panel_per_graph_and_partition():
         "cost / cost of Lloyd on the global data", "points transmitted"]
     with pytest.raises(ValueError, match="no runs"):
         plot_cost_vs_communication(tables[0], algorithms=("nothing",))
+
+
+def test_job_settings_do_not_change_when_other_jobs_are_added():
+    import copy
+
+    import yaml
+
+    from fedclust.pipeline.config import validate_config
+    from fedclust.pipeline.coreset import job_settings
+
+    from .conftest import REPO
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    validate_config(config, REPO / "config" / "schema.yaml")
+    before = job_settings(config, "msd_mixture")
+    more = copy.deepcopy(config)
+    more["coreset"]["datasets"].append("postures")
+    more["coreset"]["n_clusters"]["postures"] = 5
+    more["coreset"]["graphs"] = ["grid"]
+    more["coreset"]["diameter"]["sides"] = [4, 20]
+    assert job_settings(more, "msd_mixture") == before
+    assert job_settings(more, "postures")["n_clusters"] == {"postures": 5}
+    # what a job computes with does change it
+    more["coreset"]["n_init"] = 2
+    assert job_settings(more, "msd_mixture") != before
+    assert job_settings(config, "msd_mixture", "kmedian")["runs"] == \
+        config["coreset"]["kmedian"]["runs"]
+    diameter = job_settings(config, "msd_mixture", diameter=True)["diameter"]
+    assert "sides" not in diameter and diameter["partition"] == "weighted"

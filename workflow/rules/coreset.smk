@@ -18,7 +18,7 @@ rule coreset_baseline:
     output:
         "results/coreset/{objective}/{cdata}/baseline.csv",
     params:
-        settings=config["coreset"],
+        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
         runs=lambda w: coreset_pipeline.baseline_runs_needed(config, w.objective, w.cdata),
         seed=config["seed"],
     log:
@@ -42,7 +42,7 @@ rule coreset_setting:
     output:
         "results/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.csv",
     params:
-        settings=lambda w: coreset_pipeline.setting_of(config, w.objective),
+        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
         seed=config["seed"],
     log:
         "results/logs/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.log",
@@ -65,7 +65,7 @@ rule coreset_diameter:
     output:
         "results/coreset/diameter/{cdata}/side{side}.csv",
     params:
-        settings=config["coreset"],
+        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, diameter=True),
         seed=config["seed"],
     log:
         "results/logs/coreset/diameter/{cdata}/side{side}.log",

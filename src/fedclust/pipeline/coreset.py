@@ -15,7 +15,7 @@ from .data import SYNTHETIC, title_of
 from .registry import Figure, Paper, Table, stated_differences
 
 __all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "baseline_runs_needed",
-           "diameter_parts", "setting_of", "features_input"]
+           "diameter_parts", "job_settings", "features_input"]
 
 #: The paper's three communication graphs (Sec. 5), as config and file names.
 GRAPHS = ("erdos_renyi", "grid", "preferential_attachment")
@@ -43,12 +43,24 @@ def diameter_parts(config, dataset: str | None = None) -> list[str]:
             for side in spec["sides"]]
 
 
-def setting_of(config, objective: str) -> dict:
-    """The ``coreset`` section as one setting job of ``objective`` sees it (the k-median panel
-    overrides the runs)."""
-    cfg = dict(_section(config))
+#: Keys of the section that say which jobs exist, not what a job computes.
+_JOB_LISTS = ("enabled", "datasets", "graphs", "partitions", "kmedian", "diameter")
+
+
+def job_settings(config, dataset: str, objective: str = "kmeans", *,
+                 diameter: bool = False) -> dict:
+    """The ``coreset`` section as one job on ``dataset`` sees it: the knobs it computes with,
+    not the lists of data sets, graphs and partitions (adding one reruns no other job) nor
+    the other data sets' k. The k-median panel overrides the runs; a diameter job gets the
+    sweep's partition, sizes and runs."""
+    section = _section(config)
+    cfg = {key: value for key, value in section.items() if key not in _JOB_LISTS}
+    cfg["n_clusters"] = {ds: k for ds, k in section["n_clusters"].items() if ds == dataset}
     if objective == "kmedian":
-        cfg["runs"] = cfg["kmedian"]["runs"]
+        cfg["runs"] = section["kmedian"]["runs"]
+    if diameter:
+        cfg["diameter"] = {key: value for key, value in section["diameter"].items()
+                           if key not in ("datasets", "sides")}
     return cfg
 
 

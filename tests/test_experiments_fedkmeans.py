@@ -124,10 +124,11 @@ def test_claims_read_the_targets_and_state_the_margins():
     rows = []
     values = {"0.01": 0.30, "0.03": 0.27, "0.1": 0.17, "0.3": 0.16, "1.0": 0.21,
               "central": 0.20}
-    for setting, v in values.items():
+    for position, (setting, v) in enumerate(values.items()):
         for seed in range(2):
             for metric, value in (("mean_distance", v), ("davies_bouldin", 2 * v)):
-                rows.append({"sweep": "fig1", "varied": "sample_fraction", "setting": setting,
+                rows.append({"sweep": "fig1", "varied": "sample_fraction",
+                             "position": position, "setting": setting,
                              "seed": seed, "split": "test", "metric": metric, "value": value})
     table = pd.DataFrame(rows)
     assert sweep_means(table, "test").set_index(["setting", "metric"]).loc[

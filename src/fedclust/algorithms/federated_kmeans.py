@@ -254,13 +254,14 @@ class FederatedKMeans(FederatedClusteringMixin):
         if self.init_bounds is not None:
             low, high = _bounds(self.init_bounds)
             return np.float64(low), np.float64(high), False
-        X = federation.X
         needed = (isinstance(self.init, str) and self.init == "uniform") \
             or self.reassign_after is not None
-        if needed:
-            comm.send("feature_range", np.arange(federation.n_devices), SERVER,
-                      floats=2 * federation.n_features)
-        return X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64), needed
+        if not needed:
+            return None, None, False
+        comm.send("feature_range", np.arange(federation.n_devices), SERVER,
+                  floats=2 * federation.n_features)
+        X = federation.X
+        return X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64), True
 
     def _client_kmeans(self, federation, sampled, centers, rng):
         """``ClientKMeans`` on every sampled client at once: each mini-batch step of all the

@@ -13,20 +13,19 @@ import math
 
 import pandas as pd
 
+from ..pipeline.fedkmeans import CENTRAL
+from ..plots.fedkmeans import real_stats, sweep_stats
 from ..reproduction import Claim, checked, target
 
 __all__ = ["PAPER", "claims", "sweep_means"]
 
 PAPER = "Federated k-means (Triebe & Rajagopal 2019)"
-_CENTRAL = "central"
 
 
 def sweep_means(table: pd.DataFrame, split: str) -> pd.DataFrame:
-    """Mean over seeds of every (sweep, setting, metric) on one split: columns ``sweep,
-    setting, metric, mean, std, seeds``."""
-    part = table[table["split"] == split]
-    return (part.groupby(["sweep", "setting", "metric"], sort=False)["value"]
-            .agg(mean="mean", std="std", seeds="count").reset_index())
+    """:func:`~fedclust.plots.fedkmeans.sweep_stats` of one split (``count``: the seeds)."""
+    stats = sweep_stats(table)
+    return stats[stats["split"] == split].reset_index(drop=True)
 
 
 def _read_claims(means: pd.DataFrame, spec: dict) -> list[Claim]:
@@ -41,24 +40,22 @@ def _read_claims(means: pd.DataFrame, spec: dict) -> list[Claim]:
                 if row.empty:
                     continue  # a sweep or setting this config does not run
                 r = row.iloc[0]
-                sem = float(r["std"]) / math.sqrt(r["seeds"]) if r["seeds"] > 1 else 0.0
+                sem = float(r["std"]) / math.sqrt(r["count"])
                 tol = spec["reading_tolerance"][metric] + spec["standard_errors"] * sem
                 out.append(Claim(
-                    paper=PAPER, item=f"{sweep}, C = {setting}" if setting != _CENTRAL
+                    paper=PAPER, item=f"{sweep}, C = {setting}" if setting != CENTRAL
                     else f"{sweep}, central k-means",
                     quantity=f"{metric.replace('_', ' ')} ({spec['split']} clients)",
                     reproduced=float(r["mean"]), paper_value=float(value), tolerance=tol,
                     comparison="abs_diff", provenance=str(spec["provenance"]).strip(),
                     where=spec["where"], explanation=str(spec["why_ours_differs"]).strip(),
-                    note=f"{int(r['seeds'])} seeds, std {r['std']:.3f}"))
+                    note=f"{int(r['count'])} seeds, std {r['std']:.3f}"))
     return out
 
 
 def _real_claims(table: pd.DataFrame, targets: dict) -> list[Claim]:
     """Beyond the paper, reported: every algorithm's and setting's cost over the pooled
     k-means oracle and its floats on each real data set."""
-    from ..plots.fedkmeans import real_stats
-
     spec = target(targets, "fedkmeans", "real", "cost_over_oracle")
     out = []
     for dataset, part in table.groupby("dataset", sort=False):
@@ -93,8 +90,8 @@ def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
     c_means = means[means["sweep"].isin(sweeps)]
     for metric in ("mean_distance", "davies_bouldin"):
         sub = c_means[c_means["metric"] == metric]
-        central = sub[sub["setting"] == _CENTRAL]["mean"].mean()
-        federated = sub[sub["setting"] != _CENTRAL]
+        central = sub[sub["setting"] == CENTRAL]["mean"].mean()
+        federated = sub[sub["setting"] != CENTRAL]
         best = federated.loc[federated["mean"].idxmin()]
         out.append(checked(
             spec["match_or_beat_central"], paper=PAPER,

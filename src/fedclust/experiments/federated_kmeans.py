@@ -27,20 +27,19 @@ from ..algorithms.federated_kmeans import FederatedKMeans
 from ..io import tidy
 from ..lloyd import assign
 from ..metrics import davies_bouldin_centers, mean_distance
+from ..pipeline.fedkmeans import CENTRAL
 from ..progress import progress
 from ..seeds import generator_for, seed_for
 
-__all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "REAL_ALGORITHMS",
-           "make_client_gaussians", "client_data", "estimator_for", "central_estimator",
-           "sweep_runs", "progress_runs", "real_data_runs"]
+__all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "make_client_gaussians",
+           "client_data", "estimator_for", "central_estimator", "sweep_runs", "progress_runs",
+           "real_data_runs"]
 
 log = logging.getLogger(__name__)
 
 #: The hyper-parameters a sweep can vary: config name -> FederatedKMeans parameter.
 VARIED = {"sample_fraction": "sample_fraction", "local_epochs": "local_epochs",
           "client_lr": "client_lr"}
-#: How tables name central k-means in a sweep of ``sample_fraction`` (the paper's "central").
-CENTRAL = "central"
 PROGRESS_IDS = ("progress", "data_means", "round", "cluster")
 SWEEP_IDS = ("sweep", "varied", "position", "setting", "seed", "run_seed", "sample_fraction",
              "local_epochs", "client_lr", "split")
@@ -95,31 +94,33 @@ def client_data(data: dict, seed: int, base_seed: int):
     return out
 
 
+def _estimator(settings: dict, **overrides) -> FederatedKMeans:
+    """FederatedKMeans with the section's hyper-parameters, ``overrides`` replacing some."""
+    params = {"n_clusters": settings["n_clusters"], "batch_size": settings["batch_size"],
+              "server_lr": settings["server_lr"], "server_momentum": settings["server_momentum"],
+              "server_momentum_style": settings["server_momentum_style"],
+              "n_rounds": settings["n_rounds"], "init": "uniform",
+              "init_bounds": tuple(settings["init_bounds"]),
+              "reassign_fraction": settings["reassign_fraction"],
+              "reassign_after": settings["reassign_after"]}
+    return FederatedKMeans(**{**params, **overrides})
+
+
 def estimator_for(settings: dict, *, sample_fraction, local_epochs, client_lr,
                   n_rounds=None, random_state=None) -> FederatedKMeans:
     """FederatedKMeans with the section's fixed hyper-parameters and the given varied ones."""
-    return FederatedKMeans(
-        settings["n_clusters"], sample_fraction=sample_fraction, local_epochs=local_epochs,
-        batch_size=settings["batch_size"], server_lr=settings["server_lr"],
-        server_momentum=settings["server_momentum"],
-        server_momentum_style=settings["server_momentum_style"], client_lr=client_lr,
-        n_rounds=n_rounds or settings["n_rounds"], init="uniform",
-        init_bounds=tuple(settings["init_bounds"]),
-        reassign_fraction=settings["reassign_fraction"],
-        reassign_after=settings["reassign_after"], random_state=random_state)
+    return _estimator(settings, sample_fraction=sample_fraction, local_epochs=local_epochs,
+                      client_lr=client_lr, n_rounds=n_rounds or settings["n_rounds"],
+                      random_state=random_state)
 
 
 def central_estimator(settings: dict, *, n_rounds=None, random_state=None) -> FederatedKMeans:
     """Central k-means as the paper runs it: Lloyd's iterations from the same uniform start,
     with the same reassignment rule -- FederatedKMeans on one client holding every row, with
     ``C = E = alpha = beta = 1``, no momentum and full batches."""
-    return FederatedKMeans(
-        settings["n_clusters"], sample_fraction=1.0, local_epochs=1, batch_size=None,
-        server_lr=1.0, server_momentum=None, client_lr=1.0,
-        n_rounds=n_rounds or settings["n_rounds"], init="uniform",
-        init_bounds=tuple(settings["init_bounds"]),
-        reassign_fraction=settings["reassign_fraction"],
-        reassign_after=settings["reassign_after"], random_state=random_state)
+    return _estimator(settings, sample_fraction=1.0, local_epochs=1, batch_size=None,
+                      server_lr=1.0, server_momentum=None, client_lr=1.0,
+                      n_rounds=n_rounds or settings["n_rounds"], random_state=random_state)
 
 
 def _evaluate(model, data: dict) -> dict[str, dict[str, float]]:
@@ -171,9 +172,10 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
                          f"hyper-parameters it does not vary)")
     rows = []
     seeds = range(settings["seeds"])
+    clients = {s: client_data(settings["data"], s, base_seed) for s in seeds}
     todo = [(value, s) for value in values for s in seeds]
     for value, s in progress(todo, desc=f"federated k-means {sweep}", disable=not show_progress):
-        data = client_data(settings["data"], s, base_seed)
+        data = clients[s]
         run_seed = seed_for(base_seed, "federated_kmeans", sweep, f"{vary}={value}", f"seed={s}")
         if value == CENTRAL:
             X, _ = data["train"]
@@ -242,10 +244,6 @@ def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
     return tidy(records, PROGRESS_IDS)
 
 
-#: The algorithms of the real-data comparison (beyond the paper), as tables name them.
-REAL_ALGORITHMS = ("federated_kmeans", "k-fed", "localkmeans")
-
-
 def real_data_runs(X, devices, oracle_cost: float, n_clusters: int, settings: dict, *,
                    dataset: str, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
     """Beyond the paper: FederatedKMeans on real federated data (the data set's natural clients:
@@ -281,14 +279,12 @@ def real_data_runs(X, devices, oracle_cost: float, n_clusters: int, settings: di
 
     k = int(n_clusters)
     real = settings["real"]
-    fits = [("federated_kmeans", f"C={c:g}", lambda seed, c=c: FederatedKMeans(
-                k, sample_fraction=c, local_epochs=real["local_epochs"],
-                batch_size=real["batch_size"], server_lr=settings["server_lr"],
-                server_momentum=settings["server_momentum"],
-                server_momentum_style=settings["server_momentum_style"],
-                client_lr=real["client_lr"], n_rounds=real["n_rounds"], init=real["init"],
-                reassign_fraction=settings["reassign_fraction"],
-                reassign_after=settings["reassign_after"], random_state=seed))
+    # the real data's own start and rounds; the box of re-initializations is the data's range
+    fits = [("federated_kmeans", f"C={c:g}", lambda seed, c=c: _estimator(
+                settings, n_clusters=k, sample_fraction=c, local_epochs=real["local_epochs"],
+                batch_size=real["batch_size"], client_lr=real["client_lr"],
+                n_rounds=real["n_rounds"], init=real["init"], init_bounds=None,
+                random_state=seed))
             for c in real["sample_fractions"]]
     fits.append(("k-fed", f"k'={real['kfed_device_clusters']}", lambda seed: KFed(
         k, real["kfed_device_clusters"], random_state=seed)))

@@ -12,18 +12,22 @@ beside k-FED and LocalKMeans; gathered in ``real.csv``).
 
 from __future__ import annotations
 
+from .kfed import chosen_oracle_inputs
 from .registry import Figure, Paper, Table, stated_differences
 
 __all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "progress_part", "real_part",
-           "real_inputs", "VARIED_TITLES"]
+           "real_inputs", "VARIED_TITLES", "SYMBOLS", "CENTRAL"]
 
 CITATION = "Federated k-means (Triebe & Rajagopal, 2019)"
 #: How captions and axes name the hyper-parameters (the paper's symbols).
 VARIED_TITLES = {"sample_fraction": "client fraction C", "local_epochs": "local epochs E",
                  "client_lr": "client learning rate beta"}
+#: The paper's symbols of the hyper-parameters, in captions and figure titles.
+SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "beta"}
+#: How tables name central k-means in a sweep of ``sample_fraction`` (the paper's "central").
+CENTRAL = "central"
 #: What a sweep's or a progress run's name may be (it is part of file names).
 _NAME = r"[A-Za-z0-9]+"
-_SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "beta"}
 
 
 def _section(config) -> dict:
@@ -53,12 +57,7 @@ def real_part(dataset: str) -> str:
 def real_inputs(dataset: str, config) -> dict:
     """The real-data job's inputs besides the features: the k-FED separation analysis's
     oracle clusterings and chosen k (``kfed.separation``)."""
-    sep = config["kfed"]["separation"]
-    if dataset not in sep["datasets"]:
-        raise ValueError(f"fedkmeans.real.datasets: {dataset} needs k from the k-FED "
-                         f"separation analysis; add it to kfed.separation.datasets")
-    return {"oracles": [f"results/kfed/oracle/{dataset}/k{k}.h5" for k in sep["k_grid"]],
-            "chosen": f"results/kfed/separation/{dataset}/chosen_k.csv"}
+    return chosen_oracle_inputs(dataset, config, key="fedkmeans.real.datasets")
 
 
 def _real(config) -> list[str]:
@@ -112,7 +111,7 @@ def _sweep_caption(config, sweep) -> str:
     cfg = _section(config)
     spec = cfg["sweeps"][sweep]
     vary = spec["vary"]
-    fixed = ", ".join(f"{_SYMBOLS[k]} = {spec[k]:g}" for k in _SYMBOLS if k != vary)
+    fixed = ", ".join(f"{SYMBOLS[k]} = {spec[k]:g}" for k in SYMBOLS if k != vary)
     values = spec.get("values") or cfg["sample_fractions"]
     central = " and central k-means" if vary == "sample_fraction" else ""
     return (f"Triebe & Rajagopal (2019) {sweep} reproduced: mean distance (left) and "

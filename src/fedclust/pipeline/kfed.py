@@ -10,8 +10,8 @@ from .data import DATASETS
 from .registry import Figure, Paper, Table, gathered_table
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
-           "federated_parts", "oracle_ks", "oracle_inputs", "table1_caption",
-           "chosen_k_caption"]
+           "federated_parts", "oracle_ks", "oracle_inputs", "chosen_oracle_inputs",
+           "table1_caption", "chosen_k_caption"]
 
 CITATION = "k-FED (Dennis, Li & Smith, ICML 2021)"
 #: Gaussian-mixture experiments, one part table per (d, k) setting.
@@ -32,28 +32,41 @@ def federated_parts(experiment: str, config) -> list[str]:
             for ds in config["kfed"][experiment]["datasets"]]
 
 
+def _separation_grid(dataset: str, config, key: str) -> list[int]:
+    """The separation analysis's k grid, for a job whose k it chooses (``key`` names the
+    config key asking for it)."""
+    sep = config["kfed"]["separation"]
+    if dataset not in sep["datasets"]:
+        raise ValueError(f"{key}: 'chosen' needs {dataset} in kfed.separation.datasets (it "
+                         f"has {sep['datasets']})")
+    return list(sep["k_grid"])
+
+
 def oracle_ks(experiment: str, dataset: str, config) -> list[int]:
     """The oracle k an experiment may use on a data set: the whole separation grid when k is
     ``chosen`` (the choice is made by the separation analysis), else the configured k."""
     n_clusters = config["kfed"][experiment]["n_clusters"]
     if n_clusters == "chosen":
-        sep = config["kfed"]["separation"]
-        if dataset not in sep["datasets"]:
-            raise ValueError(f"kfed.{experiment}.n_clusters: 'chosen' needs {dataset} in "
-                             f"kfed.separation.datasets (it has {sep['datasets']})")
-        return list(sep["k_grid"])
+        return _separation_grid(dataset, config, f"kfed.{experiment}.n_clusters")
     return [int(n_clusters)]
+
+
+def chosen_oracle_inputs(dataset: str, config, *, key: str) -> dict:
+    """The inputs of a job on ``dataset`` whose k the separation analysis chooses: the
+    oracle clusterings of its grid (``oracles``) and the chosen-k table (``chosen``)."""
+    return {"oracles": [f"results/kfed/oracle/{dataset}/k{k}.h5"
+                        for k in _separation_grid(dataset, config, key)],
+            "chosen": f"results/kfed/separation/{dataset}/chosen_k.csv"}
 
 
 def oracle_inputs(experiment: str, dataset: str, config) -> dict:
     """Input files of a federated experiment's rule besides the features: the oracle
     clusterings it may use (``oracles``) and, for ``n_clusters: chosen``, the chosen-k table
     (``chosen``)."""
-    files = {"oracles": [f"results/kfed/oracle/{dataset}/k{k}.h5"
-                         for k in oracle_ks(experiment, dataset, config)]}
     if config["kfed"][experiment]["n_clusters"] == "chosen":
-        files["chosen"] = f"results/kfed/separation/{dataset}/chosen_k.csv"
-    return files
+        return chosen_oracle_inputs(dataset, config, key=f"kfed.{experiment}.n_clusters")
+    return {"oracles": [f"results/kfed/oracle/{dataset}/k{k}.h5"
+                        for k in oracle_ks(experiment, dataset, config)]}
 
 
 def _separation_datasets(config) -> list[str]:

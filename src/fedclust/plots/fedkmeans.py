@@ -11,24 +11,23 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..pipeline.fedkmeans import VARIED_TITLES
+from ..pipeline.fedkmeans import CENTRAL, SYMBOLS, VARIED_TITLES
 from ._style import integer_ticks, new_figure
 
 __all__ = ["sweep_stats", "plot_sweep", "plot_progress", "real_stats", "plot_real"]
 
 _METRICS = {"mean_distance": "mean distance to the centroid",
             "davies_bouldin": "Davies-Bouldin index"}
-_SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "β"}
 _SPLITS = {"train": ("tab:red", "training clients"), "test": ("tab:blue", "test clients")}
 
 
 def sweep_stats(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std and seeds of every (setting, split, metric), settings in the sweep's order
-    (``position``; central k-means last)."""
-    stats = (table.groupby(["position", "setting", "split", "metric"])["value"]
+    """Mean, std and seeds (``count``) over the seeds of every (sweep, setting, split,
+    metric), settings in each sweep's order (``position``; central k-means last)."""
+    stats = (table.groupby(["sweep", "position", "setting", "split", "metric"])["value"]
              .agg(["mean", "std", "count"]).reset_index())
     stats["std"] = stats["std"].fillna(0.0)  # one seed: no spread
-    return stats.sort_values(["position", "split", "metric"]).reset_index(drop=True)
+    return stats.sort_values(["sweep", "position", "split", "metric"]).reset_index(drop=True)
 
 
 def plot_sweep(table: pd.DataFrame):
@@ -53,8 +52,8 @@ def plot_sweep(table: pd.DataFrame):
     axes[0, 0].legend(loc="best")
     seeds = table["seed"].nunique()
     varied = table["varied"].iloc[0]
-    first = table[table["setting"] != "central"].iloc[0]
-    fixed = ", ".join(f"{symbol} = {first[name]}" for name, symbol in _SYMBOLS.items()
+    first = table[table["setting"] != CENTRAL].iloc[0]
+    fixed = ", ".join(f"{symbol} = {first[name]}" for name, symbol in SYMBOLS.items()
                       if name != varied)
     fig.suptitle(f"Federated k-means, {table['sweep'].iloc[0]} ({fixed}): {seeds} seeds")
     return fig

@@ -6,8 +6,10 @@ from fedclust.claims.kfed import (
     fig1_claims,
     fig2_claims,
     fig3_claims,
+    fig4_claims,
     separation_claims,
     table1_claims,
+    table2_claims,
 )
 from fedclust.reproduction import load_targets
 
@@ -89,7 +91,64 @@ def test_fig3_cost_similar_and_fewer_bytes_per_k_prime():
     assert comm.reproduced == pytest.approx(0.01) and comm.status == "pass"
 
 
-def test_the_applications_are_listed_as_not_run():
-    pending = [c for c in claims({}, TARGETS) if c.status == "not run"]
-    assert len(pending) == 13 and {c.where for c in pending} >= {"Table 2 (Sec. 4.2.2)"}
-    assert all(c.note for c in pending)
+def test_nothing_of_the_paper_is_left_unrun():
+    assert [c for c in claims({}, TARGETS) if c.status == "not run"] == []
+
+
+def table2_runs(acc, *, runs=2, kfed_down=1.0, ifca_down=4.0):
+    """Tidy Table 2 runs: ``acc[(Z, k', method)]`` the final accuracy of every run."""
+    rows = []
+    for (z, kp, method), values in acc.items():
+        for run, value in enumerate(values):
+            ids = {"n_devices": z, "device_clusters": kp, "method": method, "run": run}
+            rows += [{**ids, "round": 0, "metric": "test_accuracy", "value": 0.1},
+                     {**ids, "round": 10, "metric": "test_accuracy", "value": value},
+                     {**ids, "round": 10, "metric": "floats_down_per_round",
+                      "value": {"kfed": kfed_down, "ifca": ifca_down}.get(method, 1.0)}]
+    return pd.DataFrame(rows)
+
+
+def test_table2_values_and_orderings():
+    runs = table2_runs({(100, 1, "global"): [0.90, 0.92], (100, 1, "ifca"): [0.97, 0.97],
+                        (100, 1, "kfed"): [0.966, 0.968], (100, 2, "global"): [0.9, 0.9],
+                        (100, 2, "ifca"): [0.95, 0.95], (100, 2, "kfed"): [0.94, 0.94]})
+    out = {(c.item, c.quantity.split(" (")[0]): c for c in table2_claims(runs, TARGETS)}
+    glob = out[("Table 2, 100 devices, k'=1", "test accuracy, Global")]
+    assert glob.reproduced == pytest.approx(0.91) and glob.paper_value == 0.95
+    assert glob.status in ("contradicts", "fail")                 # 4 points under
+    assert "± 0.0141" in [c for c in table2_claims(runs, TARGETS)
+                          if c.quantity.startswith("test accuracy, Global")][0].quantity
+    ifca = out[("Table 2, 100 devices, k'=1", "test accuracy, IFCA")]
+    assert ifca.status == "pass"                                  # 0.97 against 0.98
+    match = out[("Table 2, 100 devices, k'=1", "test accuracy, k-FED minus IFCA")]
+    assert match.reproduced == pytest.approx(-0.003) and match.status == "pass"
+    beats = out[("Table 2, 100 devices, k'=2", "test accuracy, k-FED minus IFCA")]
+    assert beats.reproduced == pytest.approx(-0.01) and beats.status == "contradicts"
+    comm = out[("Table 2, 100 devices, k'=1", "floats sent down per round, k-FED + FedAvg / IFCA")]
+    assert comm.reproduced == pytest.approx(0.25) and comm.status == "pass"
+    above = out[("Table 2, 100 devices, k'=2", "test accuracy, k-FED minus Global")]
+    assert above.reproduced == pytest.approx(0.04) and above.status == "pass"
+    assert not any("200 devices" in c.item for c in table2_claims(runs, TARGETS))
+
+
+def test_fig4_area_and_variance_claims():
+    hist, devs = [], []
+    curves = {"random": [0.1, 0.5, 0.7], "powd": [0.1, 0.6, 0.7], "kfed_powd": [0.1, 0.7, 0.75]}
+    spreads = {"random": [0.2, 0.8], "powd": [0.3, 0.7], "kfed_powd": [0.4, 0.7]}
+    for strategy, curve in curves.items():
+        for run in range(2):
+            ids = {"dataset": "femnist", "strategy": strategy, "run": run}
+            hist += [{**ids, "round": 5 * r, "metric": "test_accuracy", "value": v}
+                     for r, v in enumerate(curve)]
+            devs += [{**ids, "device": d, "n_test": 3, "test_accuracy": a}
+                     for d, a in enumerate(spreads[strategy])]
+    out = {c.quantity: c for c in fig4_claims(pd.DataFrame(hist), pd.DataFrame(devs), TARGETS)}
+    vs_powd = out["mean test accuracy over rounds, k-FED + pow-d minus pow-d"]
+    assert vs_powd.reproduced == pytest.approx((1.55 - 1.4) / 3) and vs_powd.status == "pass"
+    reduction = 1 - (0.15 ** 2) / (0.3 ** 2)
+    lower = out["reduction of the variance of final per-device test accuracy, k-FED + pow-d "
+                "vs random"]
+    assert lower.reproduced == pytest.approx(reduction) and lower.status == "pass"
+    printed = [c for q, c in out.items() if q.endswith("(as printed)")][0]
+    assert printed.paper_value == 0.35 and printed.reproduced == pytest.approx(0.75)
+    assert printed.status == "fail"                      # 40 points off, beyond 25

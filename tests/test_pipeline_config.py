@@ -135,6 +135,29 @@ def test_fedkmeans_sections_are_checked(edit, message):
         validate_config(config, SCHEMA)
 
 
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c["kfed"]["table2"].update(n_devices=[102]),
+     "'kfed.table2.n_devices': 102 devices with k'=1 of the 4 rotations"),
+    (lambda c: c["kfed"]["table2"].update(devices_per_round=150),
+     "'kfed.table2.devices_per_round': 150 is more than the 100 devices"),
+    (lambda c: c["kfed"]["fig4"].update(candidates=5),
+     "'kfed.fig4.candidates': pow-d draws d >= m candidates; got d=5 < m=10"),
+    (lambda c: c["kfed"]["fig4"]["kfed"].update(device_clusters=12),
+     "'kfed.fig4.kfed.device_clusters': k'=12 is more than k=10"),
+    (lambda c: c["kfed"]["fig4"]["femnist"].update(classes_per_device=11),
+     "'kfed.fig4.femnist.classes_per_device': 11 is more than the 10 classes"),
+    (lambda c: c["kfed"]["fig4"].update(strategies=["greedy"]),
+     "'kfed.fig4.strategies[0]': 'greedy' is not one of"),
+    (lambda c: c["kfed"]["table2"].update(pairing="diagonal"),
+     "'kfed.table2.pairing': 'diagonal' is not one of"),
+])
+def test_kfed_applications_are_checked_before_any_job(edit, message):
+    config = load("config.yaml")
+    edit(config)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate_config(config, SCHEMA)
+
+
 def test_fedkmeans_real_data_needs_the_separation_analysis():
     config = load("config.yaml")
     config["kfed"]["separation"]["datasets"] = ["mnist", "femnist"]

@@ -11,12 +11,20 @@ from fedclust.pipeline.config import validate_config
 from .conftest import REPO
 
 
+def merged(base: dict, override: dict) -> dict:
+    """``override`` over ``base``, nested sections merged key by key (as Snakemake merges a
+    --configfile over the default one)."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = (merged(base[key], value)
+                    if isinstance(value, dict) and isinstance(base.get(key), dict) else value)
+    return out
+
+
 def config(profile=None):
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     if profile:
-        override = yaml.safe_load((REPO / "config" / profile).read_text())
-        for key, value in override.items():
-            cfg[key] = value if not isinstance(value, dict) else {**cfg.get(key, {}), **value}
+        cfg = merged(cfg, yaml.safe_load((REPO / "config" / profile).read_text()))
     return validate_config(cfg, REPO / "config" / "schema.yaml")
 
 
@@ -77,6 +85,7 @@ def test_figure_inputs_are_gathered_tables_or_rule_outputs(cfg):
              for p in registry.table_parts("coreset", t, cfg)}
     parts |= {p for t in ("sweeps", "progress", "real")
               for p in registry.table_parts("fedkmeans", t, cfg)}
+    parts |= {p for t in ("fig4", "fig4_devices") for p in registry.table_parts("kfed", t, cfg)}
     for paper, names in registry.figure_names(cfg).items():
         for name in names:
             for path in registry.figure_inputs(paper, name, cfg):

@@ -156,3 +156,59 @@ rule kfed_federated:
         ENV
     script:
         "../scripts/kfed_federated.py"
+
+
+# ------------------------------------------ applications: Table 2 and Figure 4 (Sec. 4.2.2)
+
+
+rule kfed_table2:
+    """One Table 2 cell (Z devices, k', method) on rotated MNIST, all its runs."""
+    input:
+        datasets.raw_files("mnist", config),
+    output:
+        kfed_pipeline.TABLE2_PART,
+    wildcard_constraints:
+        n_devices=r"\d+",
+        device_clusters=r"\d+",
+        method="global|ifca|kfed",
+    params:
+        settings=kfed_pipeline.table2_settings(config),
+        seed=config["seed"],
+    log:
+        "results/logs/kfed/table2/n{n_devices}_k{device_clusters}_{method}.log",
+    benchmark:
+        "results/benchmarks/kfed_table2/kfed/table2/n{n_devices}_k{device_clusters}_{method}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    script:
+        "../scripts/kfed_table2.py"
+
+
+rule kfed_fig4:
+    """One Figure 4 curve (data set, selection strategy), all its runs."""
+    input:
+        lambda w: kfed_pipeline.fig4_input(w.dataset, config),
+    output:
+        history=kfed_pipeline.FIG4_PART["fig4"],
+        devices=kfed_pipeline.FIG4_PART["fig4_devices"],
+    wildcard_constraints:
+        dataset="femnist|shakespeare",
+        strategy="random|powd|kfed_powd",
+    params:
+        settings=lambda w: kfed_pipeline.fig4_settings(config, w.dataset),
+        dataset_settings=lambda w: config["datasets"][w.dataset],
+        seed=config["seed"],
+    log:
+        "results/logs/kfed/fig4/{dataset}_{strategy}.log",
+    benchmark:
+        "results/benchmarks/kfed_fig4/kfed/fig4/{dataset}_{strategy}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+    conda:
+        ENV
+    script:
+        "../scripts/kfed_fig4.py"

@@ -14,7 +14,7 @@ import pandas as pd
 from ..reproduction import Claim, checked, target
 
 __all__ = ["PAPER", "claims", "table1_claims", "fig1_claims", "separation_claims",
-           "fig2_claims", "fig3_claims", "pending_claims"]
+           "fig2_claims", "fig3_claims", "table2_claims", "fig4_claims"]
 
 PAPER = "k-FED (Dennis et al. 2021)"
 
@@ -158,21 +158,107 @@ def fig3_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     return claims
 
 
-def pending_claims(targets: dict) -> list[Claim]:
-    """Numbers the paper prints that this pipeline does not reproduce yet (its applications,
-    Sec. 4.2.2): listed as not run, each with what is missing."""
-    out = []
-    for spec in target(targets, "kfed", "not_run"):
-        out.append(Claim(paper=PAPER, where=spec["where"], item=spec["item"],
-                         quantity=spec["quantity"], reproduced=math.nan,
-                         paper_value=float(spec["value"]), comparison="not_run",
-                         provenance=spec["provenance"], note=spec["missing"]))
-    return out
+def _final_values(runs: pd.DataFrame, metric: str, by) -> pd.DataFrame:
+    """Mean, std and count over runs of ``metric`` at each run's last evaluated round."""
+    sel = runs[runs["metric"] == metric]
+    last = sel[sel["round"] == sel.groupby(list(by) + ["run"])["round"].transform("max")]
+    return last.groupby(list(by))["value"].agg(["mean", "std", "count"]).fillna(0.0)
+
+
+def table2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
+    """Table 2: every printed accuracy beside ours (final test accuracy, mean ± std over
+    runs), k-FED matching IFCA at k'=1 and beating it at k'=2, both above Global, and the
+    models sent per round."""
+    spec = target(targets, "kfed", "table2")
+    acc = _final_values(runs, "test_accuracy", ["n_devices", "device_clusters", "method"])
+    down = _final_values(runs, "floats_down_per_round", ["n_devices", "device_clusters",
+                                                          "method"])["mean"]
+    kfed_acc = _final_values(runs, "kfed_cluster_accuracy", ["n_devices", "device_clusters"])
+    identity = _final_values(runs, "identity_accuracy", ["n_devices", "device_clusters"])
+    names = {"global": "Global", "ifca": "IFCA", "kfed": "k-FED"}
+    claims = []
+    for row in spec["values"]["rows"]:
+        z, kp = int(row["n_devices"]), int(row["device_clusters"])
+        item = f"Table 2, {z} devices, k'={kp}"
+        for method, name in names.items():
+            if (z, kp, method) not in acc.index:
+                continue
+            ours = acc.loc[(z, kp, method)]
+            claims.append(checked(
+                {**spec["values"], "value": row[method]}, paper=PAPER, item=item,
+                quantity=f"test accuracy, {name} (mean of {int(ours['count'])} runs, ours ± "
+                         f"{ours['std']:.4f})",
+                reproduced=float(ours["mean"])))
+        means = {m: float(acc.loc[(z, kp, m), "mean"]) if (z, kp, m) in acc.index else None
+                 for m in names}
+        g, i, k = means["global"], means["ifca"], means["kfed"]
+        note = []
+        if (z, kp) in kfed_acc.index:
+            note.append(f"k-FED clustering accuracy on the rotations "
+                        f"{kfed_acc.loc[(z, kp), 'mean']:.3f}")
+        if (z, kp) in identity.index:
+            note.append(f"IFCA identity accuracy {identity.loc[(z, kp), 'mean']:.3f}")
+        if i is not None and k is not None:
+            which = "kfed_matches_ifca" if kp == 1 else "kfed_beats_ifca"
+            claims.append(checked(spec[which], paper=PAPER, item=item,
+                                  quantity="test accuracy, k-FED minus IFCA",
+                                  reproduced=k - i, note="; ".join(note)))
+            claims.append(checked(
+                spec["one_model"], paper=PAPER, item=item,
+                quantity="floats sent down per round, k-FED + FedAvg / IFCA",
+                reproduced=float(down[(z, kp, "kfed")] / down[(z, kp, "ifca")]),
+                note=f"k-FED {down[(z, kp, 'kfed')]:.4g}, IFCA {down[(z, kp, 'ifca')]:.4g} "
+                     f"floats per round (k-FED's one-shot clustering not included)"))
+        for method, value in (("ifca", i), ("kfed", k)):
+            if value is not None and g is not None:
+                claims.append(checked(spec["above_global"], paper=PAPER, item=item,
+                                      quantity=f"test accuracy, {names[method]} minus Global",
+                                      reproduced=value - g))
+    return claims
+
+
+def fig4_claims(history: pd.DataFrame, devices: pd.DataFrame, targets: dict) -> list[Claim]:
+    """Figure 4, per data set: k-FED + pow-d's mean test accuracy over rounds above pow-d's
+    and random's, and its per-device accuracy variance below random's (35% on FEMNIST)."""
+    spec = target(targets, "kfed", "fig4")
+    acc = history[history["metric"] == "test_accuracy"]
+    area = acc.groupby(["dataset", "strategy", "run"])["value"].mean() \
+        .groupby(["dataset", "strategy"]).mean()
+    var = devices.groupby(["dataset", "strategy", "run"])["test_accuracy"].var(ddof=0) \
+        .groupby(["dataset", "strategy"]).mean()
+    claims = []
+    for ds in sorted(acc["dataset"].unique()):
+        if (ds, "kfed_powd") not in area.index:
+            continue
+        ours = area[(ds, "kfed_powd")]
+        for other, name in (("powd", "pow-d"), ("random", "random selection")):
+            if (ds, other) in area.index:
+                claims.append(checked(
+                    spec["faster"], paper=PAPER, item=f"Fig 4, {ds}",
+                    quantity=f"mean test accuracy over rounds, k-FED + pow-d minus {name}",
+                    reproduced=float(ours - area[(ds, other)]),
+                    note=f"k-FED + pow-d {ours:.4f}, {name} {area[(ds, other)]:.4f}"))
+        if (ds, "random") in var.index and (ds, "kfed_powd") in var.index:
+            reduction = 1.0 - var[(ds, "kfed_powd")] / var[(ds, "random")]
+            note = (f"variance {var[(ds, 'kfed_powd')]:.4g} (k-FED + pow-d) against "
+                    f"{var[(ds, 'random')]:.4g} (random)")
+            claims.append(checked(
+                spec["lower_variance"], paper=PAPER, item=f"Fig 4, {ds}",
+                quantity="reduction of the variance of final per-device test accuracy, "
+                         "k-FED + pow-d vs random", reproduced=float(reduction), note=note))
+            if ds == "femnist":
+                claims.append(checked(
+                    spec["femnist_35"], paper=PAPER, item="Fig 4, femnist",
+                    quantity="reduction of the variance of final per-device test accuracy, "
+                             "k-FED + pow-d vs random (as printed)",
+                    reproduced=float(reduction), note=note))
+    return claims
 
 
 def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
     """Every k-FED claim from its tables: ``table1``, ``fig1``, ``separation/<dataset>``
-    (summaries), ``fig2`` and ``fig3`` (each optional), then the pending ones."""
+    (summaries), ``fig2``, ``fig3``, ``table2``, ``fig4`` with ``fig4_devices`` (each
+    optional)."""
     out = table1_claims(tables["table1"], targets) if "table1" in tables else []
     if "fig1" in tables:
         out += fig1_claims(tables["fig1"], targets)
@@ -182,4 +268,8 @@ def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
         out += fig2_claims(tables["fig2"], targets)
     if "fig3" in tables:
         out += fig3_claims(tables["fig3"], targets)
-    return out + pending_claims(targets)
+    if "table2" in tables:
+        out += table2_claims(tables["table2"], targets)
+    if "fig4" in tables and "fig4_devices" in tables:
+        out += fig4_claims(tables["fig4"], tables["fig4_devices"], targets)
+    return out

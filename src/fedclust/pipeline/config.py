@@ -148,7 +148,40 @@ def validate_config(config: dict, schema_path) -> dict:
         raise ConfigError(_message(error))
     _check_coreset(config)
     _check_fedkmeans(config)
+    _check_kfed_applications(config)
     return config
+
+
+def _check_kfed_applications(config: dict) -> None:
+    """What the schema cannot say about k-FED's Table 2 and Fig 4: the rotations deal evenly
+    over the devices, a round fits in the federation, pow-d draws at least m candidates."""
+    cfg = config.get("kfed")
+    if not cfg or "table2" not in cfg:
+        return
+    t2, f4 = cfg["table2"], cfg["fig4"]
+    for z in t2["n_devices"]:
+        for kp in t2["device_clusters"]:
+            if (z * kp) % 4:
+                raise ConfigError(f"config key 'kfed.table2.n_devices': {z} devices with k'={kp} "
+                                  f"of the 4 rotations: n_devices * k' must be a multiple of 4")
+    if t2["devices_per_round"] > min(t2["n_devices"]):
+        raise ConfigError(f"config key 'kfed.table2.devices_per_round': "
+                          f"{t2['devices_per_round']} is more than the "
+                          f"{min(t2['n_devices'])} devices of the smallest setting")
+    if f4["candidates"] < f4["devices_per_round"]:
+        raise ConfigError(f"config key 'kfed.fig4.candidates': pow-d draws d >= m candidates; "
+                          f"got d={f4['candidates']} < m={f4['devices_per_round']}")
+    if f4["kfed"]["device_clusters"] > f4["kfed"]["n_clusters"]:
+        raise ConfigError(f"config key 'kfed.fig4.kfed.device_clusters': k'="
+                          f"{f4['kfed']['device_clusters']} is more than k="
+                          f"{f4['kfed']['n_clusters']}")
+    fem = f4["femnist"]
+    if fem["classes_per_device"] > fem["classes"]:
+        raise ConfigError(f"config key 'kfed.fig4.femnist.classes_per_device': "
+                          f"{fem['classes_per_device']} is more than the {fem['classes']} classes")
+    if f4["candidates"] > fem["devices"]:
+        raise ConfigError(f"config key 'kfed.fig4.candidates': {f4['candidates']} candidates "
+                          f"of only {fem['devices']} FEMNIST devices")
 
 
 _FEDKMEANS_KNOBS = ("sample_fraction", "local_epochs", "client_lr")

@@ -7,11 +7,12 @@ tables, claims and captions are declared here (see :mod:`fedclust.pipeline.regis
 from __future__ import annotations
 
 from .data import DATASETS
-from .registry import Figure, Paper, Table, gathered_table
+from .registry import Figure, Paper, Table, gathered_table, stated_differences
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
            "federated_parts", "oracle_ks", "oracle_inputs", "chosen_oracle_inputs",
-           "table1_caption", "chosen_k_caption"]
+           "table1_caption", "chosen_k_caption", "table2_parts", "table2_settings",
+           "fig4_parts", "fig4_settings", "fig4_input", "TABLE2_PART", "FIG4_PART"]
 
 CITATION = "k-FED (Dennis, Li & Smith, ICML 2021)"
 #: Gaussian-mixture experiments, one part table per (d, k) setting.
@@ -30,6 +31,48 @@ def federated_parts(experiment: str, config) -> list[str]:
     """Per-data-set part tables of a federated experiment."""
     return [f"results/kfed/{experiment}/{ds}.csv"
             for ds in config["kfed"][experiment]["datasets"]]
+
+
+#: One Table 2 cell (all its runs), and one Fig 4 curve (history, and final accuracy per device).
+TABLE2_PART = "results/kfed/table2/n{n_devices}_k{device_clusters}_{method}.csv"
+FIG4_PART = {"fig4": "results/kfed/fig4/{dataset}_{strategy}.csv",
+             "fig4_devices": "results/kfed/fig4_devices/{dataset}_{strategy}.csv"}
+
+
+def table2_parts(config) -> list[str]:
+    cfg = config["kfed"]["table2"]
+    return [TABLE2_PART.format(n_devices=z, device_clusters=kp, method=m)
+            for z in cfg["n_devices"] for kp in cfg["device_clusters"] for m in cfg["methods"]]
+
+
+def table2_settings(config) -> dict:
+    """What a Table 2 job needs: every knob but the lists of cells (adding a cell reruns no
+    other job)."""
+    return {k: v for k, v in config["kfed"]["table2"].items()
+            if k not in ("n_devices", "device_clusters", "methods")}
+
+
+def fig4_parts(config, table: str = "fig4", dataset: str | None = None) -> list[str]:
+    cfg = config["kfed"]["fig4"]
+    return [FIG4_PART[table].format(dataset=ds, strategy=s) for ds in cfg["datasets"]
+            if dataset in (None, ds) for s in cfg["strategies"]]
+
+
+def fig4_settings(config, dataset: str) -> dict:
+    """What a Fig 4 job on ``dataset`` needs: the shared knobs and its own subsection."""
+    cfg = config["kfed"]["fig4"]
+    shared = {k: v for k, v in cfg.items()
+              if k not in ("datasets", "strategies", "femnist", "shakespeare")}
+    return {**shared, **cfg[dataset]}
+
+
+def fig4_input(dataset: str, config) -> str:
+    """FEMNIST's prepared features; Shakespeare's raw text (the LSTM reads characters)."""
+    if dataset == "femnist":
+        return "data/femnist/features.h5"
+    from .data import raw_files
+
+    return raw_files("shakespeare", config)[0]
 
 
 def _separation_grid(dataset: str, config, key: str) -> list[int]:
@@ -223,6 +266,70 @@ def _heterogeneity_caption(config, dataset=None) -> str:
         f"{cfg['runs']} seeds.")
 
 
+def _training_words(cfg) -> str:
+    rows = ("every training row" if cfg["eval_train_rows"] is None
+            else f"{cfg['eval_train_rows']} training rows per device")
+    test = ("every test row" if cfg["eval_test_rows"] is None
+            else f"{cfg['eval_test_rows']} test rows per device")
+    options = ", ".join(f"{k} {v}" for k, v in cfg["model_options"].items())
+    return (f"model {cfg['model']} ({options or 'defaults'}), SGD lr {cfg['lr']:g}, "
+            f"{cfg['local_steps']} local steps of {cfg['batch_size']} rows (drawn with "
+            f"replacement) per round, {cfg['devices_per_round']} devices per round, "
+            f"{cfg['rounds']} rounds; evaluated every {cfg['eval_every']} rounds on {test} "
+            f"(accuracy) and {rows} (training loss)")
+
+
+def _table2_caption(config, dataset=None) -> str:
+    cfg = config["kfed"]["table2"]
+    return (
+        f"{CITATION}, Table 2 (Sec. 4.2.2): test accuracy against rounds on rotated MNIST (k = 4 "
+        f"rotations: 0, 90, 180, 270 degrees; each rotation its own {cfg['per_rotation']} "
+        f"training and {cfg['test_per_rotation']} test images, as in Ghosh et al.'s code), "
+        f"for Z in {cfg['n_devices']} devices holding k' in {cfg['device_clusters']} rotations "
+        f"(k' = 2: the {cfg['pairing']} pairing, not in the paper). Global: one FedAvg model. "
+        f"IFCA: 4 models, each device picks the one with the lowest loss on {cfg['loss_rows']} "
+        f"of its training rows. k-FED: one-shot KFed (k = 4, k' of the setting, raw pixels), "
+        f"then one FedAvg model per k-FED cluster; a test row takes the cluster of the nearest "
+        f"of its device's local centres. Training: {_training_words(cfg)}; mean over "
+        f"{cfg['runs']} runs. The MLP reads App. B.1's 'CNN-based model with one hidden layer "
+        f"and 200 hidden units' as Ghosh et al.'s 784-200-10 network (reconstructed). Each "
+        f"panel notes IFCA's final identity accuracy (its devices' model choices against "
+        f"their rotations) and k-FED's clustering accuracy on the rotations."
+        + stated_differences(config, "kfed", "table2"))
+
+
+def _fig4_caption(config, dataset) -> str:
+    cfg = fig4_settings(config, dataset)
+    roles = config["datasets"]["shakespeare"]
+    data = (f"FEMNIST's first {cfg['classes']} classes dealt over {cfg['devices']} devices, "
+            f"{cfg['classes_per_device']} classes each, both the devices' sizes and the "
+            f"classes within a device following a power law (FedProx's construction, "
+            f"reconstructed: {cfg['base']} rows per class, then log-normal(0, {cfg['sigma']:g}) "
+            f"shares), pixels with ink as 1"
+            if dataset == "femnist" else
+            f"Shakespeare, one device per speaking role ({roles['n_users']} roles sampled, at "
+            f"most {roles['max_samples_per_user']} windows each), the next character from the "
+            f"80 before it")
+    return (
+        f"{CITATION}, Figure 4 (Sec. 4.2.2): client selection for one FedAvg model on {data}; "
+        f"{cfg['test_fraction']:g} of each device's rows held out "
+        f"{'(the last ones in text order)' if dataset == 'shakespeare' else '(at random)'}. "
+        f"random: m devices drawn in proportion to their size; pow-d (Cho et al. 2020): the m "
+        f"largest local losses among d = {cfg['candidates']} candidates drawn the same way "
+        f"(their loss queries are counted as communication); k-FED + pow-d: pow-d keeping at "
+        f"most one device per k-FED cluster (k = {cfg['kfed']['n_clusters']}, k' = "
+        f"{cfg['kfed']['device_clusters']}, fitted once before training; our reading of "
+        f"'filtering out the devices coming from the same clusters', filled with the next "
+        f"largest losses when the candidates span fewer than m clusters). Left: test accuracy; "
+        f"middle: training loss (mean ± std over {cfg['runs']} runs); right: final test "
+        f"accuracy per device. Training: {_training_words(cfg)}. The paper prints none of "
+        f"these hyper-parameters." + stated_differences(config, "kfed", "fig4"))
+
+
+def _fig4_datasets(config) -> list[str]:
+    return list(config["kfed"]["fig4"]["datasets"])
+
+
 def _claim_inputs(config) -> dict[str, str]:
     cfg = config["kfed"]
     inputs = {"table1": "results/kfed/table1.csv", "fig1": "results/kfed/fig1.csv"}
@@ -231,6 +338,10 @@ def _claim_inputs(config) -> dict[str, str]:
     for experiment in ("fig2", "fig3"):
         if cfg[experiment]["datasets"]:
             inputs[experiment] = f"results/kfed/{experiment}.csv"
+    inputs["table2"] = "results/kfed/table2.csv"
+    if cfg["fig4"]["datasets"]:
+        inputs["fig4"] = "results/kfed/fig4.csv"
+        inputs["fig4_devices"] = "results/kfed/fig4_devices.csv"
     return inputs
 
 
@@ -265,11 +376,21 @@ PAPER = Paper(
         Figure("heterogeneity", gathered_table("kfed", "heterogeneity"),
                "fedclust.plots.kfed:plot_heterogeneity", _heterogeneity_caption,
                enabled=_has_datasets("heterogeneity")),
+        Figure("table2_rotated_mnist", gathered_table("kfed", "table2"),
+               "fedclust.plots.kfed:plot_table2", _table2_caption),
+        Figure("fig4_client_selection_{dataset}",
+               lambda config, ds: fig4_parts(config, "fig4", ds)
+               + fig4_parts(config, "fig4_devices", ds),
+               "fedclust.plots.kfed:plot_client_selection", _fig4_caption,
+               datasets=_fig4_datasets),
     ),
     tables=tuple(Table(e, lambda config, e=e: mixture_parts(e, config))
                  for e in MIXTURE_EXPERIMENTS)
     + tuple(Table(e, lambda config, e=e: federated_parts(e, config))
-            for e in FEDERATED_EXPERIMENTS),
+            for e in FEDERATED_EXPERIMENTS)
+    + (Table("table2", table2_parts),
+       Table("fig4", lambda config: fig4_parts(config, "fig4")),
+       Table("fig4_devices", lambda config: fig4_parts(config, "fig4_devices"))),
     claims="fedclust.claims.kfed:claims",
     claim_inputs=_claim_inputs,
     extra_targets=_extra_targets,

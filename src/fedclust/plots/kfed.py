@@ -13,6 +13,8 @@ __all__ = [
     "table1_report",
     "plot_accuracy_vs_separation",
     "plot_separation_distribution",
+    "plot_table2",
+    "plot_client_selection",
 ]
 
 
@@ -313,4 +315,89 @@ def plot_heterogeneity(runs: pd.DataFrame):
         ax.set_xlabel("fraction of rows moved to random devices")
         ax.legend(frameon=False, fontsize=7)
     fig.suptitle("k-FED from the natural partition towards IID")
+    return fig
+
+
+_METHODS = {"global": ("0.45", "Global (FedAvg)"), "ifca": ("tab:orange", "IFCA"),
+            "kfed": ("tab:blue", "k-FED + FedAvg")}
+_STRATEGIES = {"random": ("0.45", "random"), "powd": ("tab:orange", "pow-d"),
+               "kfed_powd": ("tab:blue", "k-FED + pow-d")}
+
+
+def _curve(ax, table: pd.DataFrame, metric: str, color, label) -> None:
+    stats = summarize_runs(table, metric, ["round"])
+    ax.plot(stats["round"], stats["mean"], color=color, lw=1.3, label=label)
+    ax.fill_between(stats["round"], stats["mean"] - stats["std"], stats["mean"] + stats["std"],
+                    color=color, alpha=0.2, lw=0)
+
+
+def _final(table: pd.DataFrame, metric: str) -> float | None:
+    values = table.loc[table["metric"] == metric, "value"]
+    return float(values.mean()) if len(values) else None
+
+
+def plot_table2(table: pd.DataFrame):
+    """Test accuracy against rounds, one panel per (k', Z), one curve per method."""
+    table = table[table["metric"] != "skipped"]
+    if table.empty:
+        raise ValueError("the Table 2 table has no finished run")
+    cells = table[["device_clusters", "n_devices"]].drop_duplicates().sort_values(
+        ["device_clusters", "n_devices"])
+    kps, zs = sorted(cells["device_clusters"].unique()), sorted(cells["n_devices"].unique())
+    fig, axes = new_figure(len(zs), len(kps), width=3.2, height=2.5)
+    for i, kp in enumerate(kps):
+        for j, z in enumerate(zs):
+            ax = axes[i, j]
+            cell = table[(table["device_clusters"] == kp) & (table["n_devices"] == z)]
+            notes = []
+            for method, (color, label) in _METHODS.items():
+                part = cell[cell["method"] == method]
+                if part[part["metric"] == "test_accuracy"].empty:
+                    continue
+                _curve(ax, part, "test_accuracy", color, label)
+                identity = _final(part[part["round"] == part["round"].max()],
+                                  "identity_accuracy")
+                if identity is not None:
+                    notes.append(f"IFCA identity {identity:.2f}")
+                clustering = _final(part, "kfed_cluster_accuracy")
+                if clustering is not None:
+                    notes.append(f"k-FED clusters {clustering:.2f}")
+            ax.set_title(f"Z = {z}, k' = {kp}")
+            ax.set_xlabel("round")
+            ax.set_ylabel("test accuracy")
+            if notes:
+                ax.text(0.97, 0.05, "\n".join(notes), transform=ax.transAxes, ha="right",
+                        va="bottom", fontsize=7)
+    axes[0, 0].legend(loc="center right", fontsize=7)
+    fig.suptitle(f"k-FED Table 2, rotated MNIST: {table['run'].nunique()} run(s)")
+    return fig
+
+
+def plot_client_selection(*tables: pd.DataFrame):
+    """Test accuracy and training loss against rounds per strategy (history tables) and the
+    final test accuracy per device (device tables)."""
+    history = pd.concat([t for t in tables if "round" in t.columns], ignore_index=True)
+    devices = pd.concat([t for t in tables if "device" in t.columns], ignore_index=True)
+    history = history[history["metric"] != "skipped"]
+    if history.empty:
+        raise ValueError("the Fig 4 tables have no finished run")
+    fig, axes = new_figure(3, 1, width=3.0, height=2.6)
+    for strategy, (color, label) in _STRATEGIES.items():
+        part = history[history["strategy"] == strategy]
+        if part.empty:
+            continue
+        _curve(axes[0, 0], part, "test_accuracy", color, label)
+        _curve(axes[0, 1], part, "train_loss", color, label)
+        accs = devices.loc[devices["strategy"] == strategy, "test_accuracy"]
+        axes[0, 2].hist(accs, bins=np.linspace(0, 1, 21), histtype="step", color=color,
+                        lw=1.3, label=f"{label} (var {np.var(accs):.3f})", density=True)
+    for ax, what in zip(axes[0], ("test accuracy", "training loss"), strict=False):
+        ax.set_xlabel("round")
+        ax.set_ylabel(what)
+    axes[0, 2].set_xlabel("final test accuracy of a device")
+    axes[0, 2].set_ylabel("density")
+    axes[0, 0].legend(loc="lower right", fontsize=7)
+    axes[0, 2].legend(loc="upper left", fontsize=6)
+    dataset = history["dataset"].iloc[0]
+    fig.suptitle(f"k-FED Fig 4, {dataset}: client selection, {history['run'].nunique()} runs")
     return fig

@@ -1,0 +1,362 @@
+"""k-FED's applications (Dennis, Li & Smith, 2021, Sec. 4.2.2 and App. B.1) as experiments.
+
+* **Table 2** (:func:`table2_runs`): personalized models on rotated MNIST. ``k = 4`` clusters
+  are MNIST turned by 0, 90, 180 and 270 degrees; each device holds ``k'`` of them. Methods:
+  one global FedAvg model (``global``), IFCA with 4 models (``ifca``), and k-FED + FedAvg
+  (``kfed``: one-shot ``KFed`` on the devices' raw pixels, then one FedAvg model per k-FED
+  cluster; a device trains the model of each cluster it holds on its rows of that cluster,
+  and a test row takes the cluster of the nearest of its device's local centres).
+* **Figure 4** (:func:`fig4_runs`): client selection for one global model: random (by size),
+  pow-d, and k-FED + pow-d (see :mod:`fedclust.fl.selection`), on FEMNIST (first 10 classes,
+  FedProx's power-law partition over 500 devices) and Shakespeare (one device per role).
+
+Every run's data and training have their own seeds, named by the experiment, the setting and
+the run (the data's seed leaves out the method, so all methods of a run see the same data).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..algorithms import KFed
+from ..exceptions import InfeasibleSettingError
+from ..federation import structured_partition
+from ..fl.clusters import route_by_local_centers, segments_of
+from ..fl.data import DeviceStore, powerlaw_class_partition, rotate_images, split_per_device
+from ..fl.models import build_model
+from ..fl.selection import (
+    SELECTIONS,
+    KFedPowerOfChoice,
+    PowerOfChoice,
+    RandomBySize,
+    device_cluster_of,
+)
+from ..fl.training import FederatedTrainer
+from ..io import skipped, tidy
+from ..metrics import clustering_accuracy
+from ..seeds import seed_for
+
+__all__ = ["FLData", "rotated_mnist", "table2_runs", "femnist_powerlaw",
+           "shakespeare_roles", "fig4_data", "fig4_runs", "train_method", "TABLE2_METHODS",
+           "PAIRINGS"]
+
+log = logging.getLogger(__name__)
+
+#: Table 2's methods, as the tables name them.
+TABLE2_METHODS = ("global", "ifca", "kfed")
+#: How k' = 2 pairs the four rotations (not in the paper): adjacent rotations (0+90,
+#: 180+270), opposite ones (0+180, 90+270), or a random pairing per run.
+PAIRINGS = {"adjacent": [0, 0, 1, 1], "opposite": [0, 1, 0, 1], "random": None}
+
+
+@dataclass
+class FLData:
+    """Train and test rows of one federation: model inputs, targets, device positions
+    (``0 .. n_devices - 1``), the cluster of every row (rotation; -1 when none) and the
+    features k-FED clusters (``kfed_X``, training rows)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    devices: np.ndarray
+    test_X: np.ndarray
+    test_y: np.ndarray
+    test_devices: np.ndarray
+    clusters: np.ndarray
+    kfed_X: np.ndarray
+    kfed_test_X: np.ndarray | None = None
+
+    @property
+    def n_devices(self) -> int:
+        return int(self.devices.max()) + 1
+
+
+# ------------------------------------------------------------------------------ Table 2
+def rotated_mnist(train, test, *, n_devices: int, device_clusters: int, pairing: str,
+                  per_rotation: int, test_per_rotation: int, seed: int) -> FLData:
+    """Rotated MNIST dealt to ``n_devices`` devices with ``device_clusters`` rotations each.
+
+    As in Ghosh et al.'s code, which k-FED follows (reconstructed): every rotation holds its
+    own random ``per_rotation`` of the training images (and ``test_per_rotation`` of the test
+    images) turned by its angle. The rotations are grouped ``k'`` at a time (``pairing``) and
+    each group's rows are dealt evenly over ``n_devices * k' / 4`` devices of its own
+    (:func:`~fedclust.federation.structured_partition`, Sec. 4.1's construction); test rows
+    go to the same devices, so each device is tested on its own rotations.
+    """
+    k = 4
+    if device_clusters not in (1, 2, 4) or (n_devices * device_clusters) % k:
+        raise InfeasibleSettingError(
+            f"n_devices={n_devices} and device_clusters={device_clusters}: the 4 rotations "
+            f"form groups of k' and n_devices * k' / 4 must be a whole number of devices")
+    if pairing not in PAIRINGS:
+        raise ValueError(f"pairing must be one of {sorted(PAIRINGS)}; got {pairing!r}")
+    rng = np.random.default_rng(seed)
+    groups = PAIRINGS[pairing] if device_clusters == 2 else None
+    if groups is None:
+        groups = rng.permutation(np.arange(k) // device_clusters)
+    parts = []
+    for (X, y), n in ((train, per_rotation), (test, test_per_rotation)):
+        if n > len(X):
+            raise ValueError(f"{n} images per rotation asked; the split has {len(X)}")
+        rows = [rng.permutation(len(X))[:n] for _ in range(k)]
+        X_rot = np.concatenate([rotate_images(X[r], turn) for turn, r in enumerate(rows)])
+        y_rot = np.concatenate([y[r] for r in rows])
+        rotation = np.repeat(np.arange(k), n)
+        devices = structured_partition(rotation, device_clusters,
+                                       n_devices * device_clusters // k, rng, groups=groups)
+        parts.append((X_rot, y_rot, devices, rotation))
+    (X, y, devices, rotation), (tX, ty, tdev, _) = parts
+    return FLData(X, y, devices, tX, ty, tdev, rotation, X, tX)
+
+
+def _per_device_mean(values, devices, n_devices) -> np.ndarray:
+    counts = np.bincount(devices, minlength=n_devices)
+    sums = np.bincount(devices, weights=values, minlength=n_devices)
+    return np.divide(sums, counts, out=np.full(n_devices, np.nan), where=counts > 0)
+
+
+def _majority(labels, devices, n_devices) -> np.ndarray:
+    table = np.zeros((n_devices, int(labels.max()) + 1))
+    np.add.at(table, (devices, labels), 1)
+    return table.argmax(1)
+
+
+def _tensor(X) -> torch.Tensor:
+    dtype = np.float32 if np.issubdtype(np.asarray(X).dtype, np.floating) else np.int64
+    return torch.from_numpy(np.ascontiguousarray(X, dtype=dtype))
+
+
+def _capped(devices, cap, seed: int) -> np.ndarray:
+    """Rows kept for evaluation: at most ``cap`` per device, at random (None keeps all)."""
+    if cap is None:
+        return np.arange(len(devices))
+    key = np.random.default_rng(seed).random(len(devices))
+    order = np.lexsort((key, devices))
+    _, first, counts = np.unique(devices[order], return_index=True, return_counts=True)
+    rank = np.arange(len(devices)) - np.repeat(first, counts)
+    return np.sort(order[rank < cap])
+
+
+def _fit_kfed(data: FLData, params: dict, seed: int) -> KFed:
+    return KFed(n_clusters=params["n_clusters"], device_clusters=params["device_clusters"],
+                server_lloyd_rounds=params["server_lloyd_rounds"],
+                random_state=seed_for(seed, "kfed")).fit(data.kfed_X, data.devices)
+
+
+def _selection(name: str, cfg: dict):
+    m = cfg["devices_per_round"]
+    if name == "random":
+        return RandomBySize(m)
+    if name == "powd":
+        return PowerOfChoice(m, cfg["candidates"])
+    if name == "kfed_powd":
+        return KFedPowerOfChoice(m, cfg["candidates"], clusters=None)
+    raise ValueError(f"selection must be one of {list(SELECTIONS)}; got {name!r}")
+
+
+def train_method(data: FLData, cfg: dict, *, method: str = "global",
+                 selection: str = "random", kfed: dict | None = None, seed: int,
+                 desc: str = "training"):
+    """Train one method on ``data`` and evaluate it every ``cfg["eval_every"]`` rounds.
+
+    ``method``: ``global`` (one FedAvg model), ``ifca`` (``kfed["n_clusters"]`` models) or
+    ``kfed`` (one model per k-FED cluster); ``selection``: ``random``, ``powd`` or
+    ``kfed_powd`` (the last fits k-FED first, with ``kfed``'s parameters). Returns the
+    :class:`~fedclust.fl.training.TrainingResult`, the final per-device test accuracy and a
+    dict of the run's other numbers (k-FED's one-shot communication and cluster accuracy).
+    """
+    if method not in TABLE2_METHODS:
+        raise ValueError(f"method must be one of {list(TABLE2_METHODS)}; got {method!r}")
+    trainer = FederatedTrainer(build_model(cfg["model"], **cfg["model_options"]),
+                               lr=cfg["lr"], local_steps=cfg["local_steps"],
+                               batch_size=cfg["batch_size"], aggregation=cfg["aggregation"],
+                               loss_rows=cfg["loss_rows"])
+    chooser = _selection(selection, cfg)
+    store = DeviceStore.from_arrays(data.X, data.y, data.devices)
+    zeros = (np.zeros(len(data.y), dtype=np.int64), np.zeros(len(data.test_y), dtype=np.int64))
+    routes = lambda models: zeros                                   # noqa: E731
+    run = {"n_models": 1}
+    extra = {"model_floats": float(trainer.stacked.n_parameters)}
+
+    if method == "kfed" or selection == "kfed_powd":
+        km = _fit_kfed(data, kfed, seed)
+        extra.update(kfed_floats_up=float(km.communication_["floats_up"]),
+                     kfed_floats_down=float(km.communication_["floats_down"]))
+        if (data.clusters >= 0).all():
+            extra["kfed_cluster_accuracy"] = clustering_accuracy(data.clusters, km.labels_)
+    if selection == "kfed_powd":
+        chooser.clusters = device_cluster_of(km)
+        extra["kfed_device_clusters_used"] = float(len(np.unique(chooser.clusters)))
+    if method == "kfed":
+        segment, seg_device, seg_group = segments_of(data.devices, km.labels_)
+        store = DeviceStore.from_arrays(data.X, data.y, segment)
+        routed = (km.labels_, route_by_local_centers(km, data.kfed_test_X, data.test_devices))
+        routes = lambda models: routed                              # noqa: E731
+        run = {"n_models": kfed["n_clusters"], "segment_device": seg_device,
+               "segment_group": seg_group}
+    elif method == "ifca":
+        eval_gen = torch.Generator()
+
+        def routes(models):    # every device picks its model on its own training rows
+            eval_gen.manual_seed(seed_for(seed, "evaluation"))
+            choice = trainer.choose_models(models, store, np.arange(store.n_segments), eval_gen)
+            return choice[data.devices], choice[data.test_devices]
+
+        true_group = (_majority(data.clusters, data.devices, data.n_devices)
+                      if (data.clusters >= 0).all() else None)
+        run = {"n_models": kfed["n_clusters"], "ifca": True, "true_group": true_group}
+
+    # evaluation rows: every row, or at most eval_*_rows per device (a fixed random subset)
+    train_rows = _capped(data.devices, cfg["eval_train_rows"], seed_for(seed, "eval rows"))
+    test_rows = _capped(data.test_devices, cfg["eval_test_rows"], seed_for(seed, "eval rows"))
+    X_t, y_t = _tensor(data.X[train_rows]), torch.from_numpy(data.y[train_rows].astype(np.int64))
+    test_X_t = _tensor(data.test_X[test_rows])
+    test_y_t = torch.from_numpy(data.test_y[test_rows].astype(np.int64))
+    final = {}
+
+    def evaluate(models):
+        rows, test = routes(models)
+        loss, _ = trainer.stacked.evaluate(models, X_t, y_t, rows[train_rows])
+        _, correct = trainer.stacked.evaluate(models, test_X_t, test_y_t, test[test_rows])
+        final["per_device"] = _per_device_mean(correct.astype(float),
+                                               data.test_devices[test_rows], data.n_devices)
+        return {"test_accuracy": float(correct.mean()),
+                "test_accuracy_device_mean": float(np.nanmean(final["per_device"])),
+                "train_loss": float(loss.mean())}
+
+    result = trainer.run(store, rounds=cfg["rounds"], selection=chooser, seed=seed,
+                         evaluate=evaluate, eval_every=cfg["eval_every"], desc=desc, **run)
+    extra["floats_down_per_round"] = result.communication["floats_down"] / cfg["rounds"]
+    extra["floats_up_per_round"] = result.communication["floats_up"] / cfg["rounds"]
+    return result, final["per_device"], extra
+
+
+def _long(records: list[dict], id_columns) -> pd.DataFrame:
+    """Tidy rows of history records (a metric not measured at a round has no row)."""
+    table = tidy(records, id_columns)
+    return table[table["value"].notna()].reset_index(drop=True)
+
+
+def table2_runs(train, test, *, n_devices: int, device_clusters: int, method: str, cfg: dict,
+                base_seed: int) -> pd.DataFrame:
+    """Every run of one Table 2 cell (``n_devices``, ``k'``, ``method``) as a tidy table:
+    the evaluation history (``round``; test accuracy pooled and per-device mean, training
+    loss, IFCA's identity accuracy, floats and bytes sent so far) and, at the last round,
+    the run's other numbers. ``train`` and ``test`` are MNIST's ``(X, y)`` splits."""
+    ids = ["n_devices", "device_clusters", "method", "run", "round"]
+    records = []
+    for run in range(cfg["runs"]):
+        key = {"n_devices": n_devices, "device_clusters": device_clusters, "method": method,
+               "run": run}
+        try:
+            data = rotated_mnist(
+                train, test, n_devices=n_devices, device_clusters=device_clusters,
+                pairing=cfg["pairing"], per_rotation=cfg["per_rotation"],
+                test_per_rotation=cfg["test_per_rotation"],
+                seed=seed_for(base_seed, "kfed", "table2", "data", n_devices, device_clusters,
+                              run))
+            result, _, extra = train_method(
+                data, cfg, method=method, kfed={**cfg["kfed"], "n_clusters": 4,
+                                                "device_clusters": device_clusters},
+                seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, method,
+                              run),
+                desc=f"Table 2 {method} Z={n_devices} k'={device_clusters} run {run}")
+        except InfeasibleSettingError as err:
+            log.warning("skipped %s: %s", key, err)
+            records.append(skipped({**key, "round": cfg["rounds"]}, err))
+            continue
+        records += [{**key, **row} for row in result.history]
+        records.append({**key, "round": cfg["rounds"], **extra})
+    return _long(records, ids)
+
+
+# ------------------------------------------------------------------------------ Figure 4
+def femnist_powerlaw(X, y, cfg: dict, *, seed: int) -> FLData:
+    """FEMNIST's first ``classes`` classes dealt by :func:`powerlaw_class_partition` over
+    ``devices`` devices, each device's rows split into train and test (App. B.1)."""
+    rng = np.random.default_rng(seed)
+    keep = np.flatnonzero(np.asarray(y) < cfg["classes"])
+    devices = powerlaw_class_partition(y[keep], cfg["devices"], n_classes=cfg["classes"],
+                                       classes_per_device=cfg["classes_per_device"],
+                                       base=cfg["base"], sigma=cfg["sigma"], random_state=rng)
+    keep, devices = keep[devices >= 0], devices[devices >= 0]
+    test = split_per_device(devices, cfg["test_fraction"], rng)
+    # LEAF stores ink as 0 and background as 1; the model gets ink as 1 (MNIST's convention,
+    # so the constant background does not feed every hidden unit; not in the paper)
+    X, y = 1.0 - np.asarray(X, dtype=np.float32)[keep], np.asarray(y)[keep]
+    none = np.full((~test).sum(), -1)
+    return FLData(X[~test], y[~test], devices[~test], X[test], y[test], devices[test], none,
+                  X[~test])
+
+
+def shakespeare_roles(raw_path, dataset_settings: dict, cfg: dict, *, base_seed: int) -> FLData:
+    """Shakespeare, one device per speaking role: the roles and windows of the pipeline's
+    Shakespeare data set (``datasets.shakespeare``), the 80 characters of every window as
+    the model's input and its next character as the target; each role's last
+    ``test_fraction`` of windows (in text order) are its test rows, as LEAF splits by time.
+    k-FED clusters the windows' character-frequency features."""
+    from ..data.shakespeare import build_shakespeare_dataset, load_shakespeare_users
+
+    text = build_shakespeare_dataset(
+        raw_path, n_users=dataset_settings["n_users"],
+        max_samples_per_user=dataset_settings["max_samples_per_user"],
+        min_samples=dataset_settings["min_samples"],
+        random_state=seed_for(base_seed, "data", "shakespeare", "roles"))
+    users = load_shakespeare_users(raw_path)
+    letters = np.concatenate([
+        users.letters(users.user_index(name), text.windows[text.devices == d])[0]
+        for d, name in enumerate(text.user_names)])
+    test = split_per_device(text.devices, cfg["test_fraction"], order=text.windows)
+    none = np.full((~test).sum(), -1)
+    return FLData(letters[~test], text.y[~test], text.devices[~test], letters[test],
+                  text.y[test], text.devices[test], none, text.X[~test])
+
+
+def fig4_data(dataset: str, path, cfg: dict, dataset_settings: dict, *,
+              base_seed: int) -> FLData:
+    """Fig 4's federation of ``dataset``: FEMNIST from its prepared features (``path``),
+    Shakespeare from the raw text (``path``) with the roles of ``dataset_settings``."""
+    if dataset == "femnist":
+        from .datasets import read_prepared
+
+        prepared = read_prepared(path)
+        return femnist_powerlaw(prepared.X, prepared.y, cfg,
+                                seed=seed_for(base_seed, "kfed", "fig4", "data", dataset))
+    if dataset == "shakespeare":
+        return shakespeare_roles(path, dataset_settings, cfg, base_seed=base_seed)
+    raise ValueError(f"Fig 4 data set must be 'femnist' or 'shakespeare'; got {dataset!r}")
+
+
+def fig4_runs(dataset: str, strategy: str, data: FLData, cfg: dict, *,
+              base_seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every run of one Fig 4 curve: the evaluation history (tidy, by ``round``) and the
+    final test accuracy of every device with test rows (``devices`` table)."""
+    ids = ["dataset", "strategy", "run", "round"]
+    records, devices = [], []
+    for run in range(cfg["runs"]):
+        key = {"dataset": dataset, "strategy": strategy, "run": run}
+        try:
+            result, per_device, extra = train_method(
+                data, cfg, method="global", selection=strategy, kfed=cfg["kfed"],
+                seed=seed_for(base_seed, "kfed", "fig4", dataset, strategy, run),
+                desc=f"Fig 4 {dataset} {strategy} run {run}")
+        except InfeasibleSettingError as err:
+            log.warning("skipped %s: %s", key, err)
+            records.append(skipped({**key, "round": cfg["rounds"]}, err))
+            continue
+        tested = np.flatnonzero(~np.isnan(per_device))
+        extra["device_accuracy_variance"] = float(np.var(per_device[tested]))
+        records += [{**key, **row} for row in result.history]
+        records.append({**key, "round": cfg["rounds"], **extra})
+        n_test = np.bincount(data.test_devices, minlength=data.n_devices)
+        if cfg["eval_test_rows"] is not None:
+            n_test = np.minimum(n_test, cfg["eval_test_rows"])
+        devices.append(pd.DataFrame({**key, "device": tested, "n_test": n_test[tested],
+                                     "test_accuracy": per_device[tested]}))
+    table = pd.concat(devices, ignore_index=True) if devices else pd.DataFrame(
+        columns=["dataset", "strategy", "run", "device", "n_test", "test_accuracy"])
+    return _long(records, ids), table

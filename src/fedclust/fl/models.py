@@ -1,0 +1,94 @@
+"""The models of k-FED's applications (Dennis et al., 2021, App. B.1).
+
+* :class:`MLP`: Table 2's model. App. B.1 says "a CNN-based model with one hidden layer and 200
+  hidden units ... following Ghosh et al. (2020)"; Ghosh et al.'s rotated-MNIST model (their
+  public code's ``SimpleLinear(h1=200)``) is a 784-200-10 ReLU network with no convolution, so we
+  read "CNN-based" as a slip and build that network (reconstructed).
+* :class:`CharLSTM`: the Shakespeare model of Fig 4. LEAF's is an 8-d embedding and two LSTM
+  layers of 256 units; on a CPU we default to one layer (the size is a config knob; not in the
+  paper, which only points to LEAF).
+
+Each model also has ``stacked_forward(params, x)``: the forward pass of ``D`` copies at once,
+``params`` holding every parameter with a leading dimension ``D`` and ``x`` one batch per copy
+(``(D, B, ...)``), written with batched matrix products. The gradient of the sum of the
+copies' losses is then every copy's own gradient, so one backward pass trains all the devices
+of a round (:mod:`fedclust.fl.stacked`). ``torch.func.vmap`` over ``nn.LSTM`` falls back to a
+slow loop on a CPU and has no batching rule at all without autograd, hence this form.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["MLP", "CharLSTM", "build_model", "n_parameters", "MODELS"]
+
+
+class MLP(nn.Module):
+    """``d_in -> hidden -> n_classes`` with one ReLU (Ghosh et al.'s ``SimpleLinear``)."""
+
+    def __init__(self, d_in: int = 784, hidden: int = 200, n_classes: int = 10):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, hidden)
+        self.fc2 = nn.Linear(hidden, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+    @staticmethod
+    def stacked_forward(params: dict, x: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(torch.baddbmm(params["fc1.bias"][:, None], x,
+                                          params["fc1.weight"].transpose(1, 2)))
+        return torch.baddbmm(params["fc2.bias"][:, None], hidden,
+                             params["fc2.weight"].transpose(1, 2))
+
+
+class CharLSTM(nn.Module):
+    """Next-character model: embedding, LSTM, a linear layer on the last step's state."""
+
+    def __init__(self, vocab: int = 80, embed: int = 8, hidden: int = 128, layers: int = 1):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, num_layers=layers, batch_first=True)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, _ = self.lstm(self.embedding(x))
+        return self.out(h[:, -1])
+
+    def stacked_forward(self, params: dict, x: torch.Tensor) -> torch.Tensor:
+        D, B, T = x.shape
+        seq = params["embedding.weight"][torch.arange(D)[:, None, None], x]   # (D, B, T, E)
+        for layer in range(self.lstm.num_layers):
+            w_ih, w_hh = params[f"lstm.weight_ih_l{layer}"], params[f"lstm.weight_hh_l{layer}"]
+            bias = params[f"lstm.bias_ih_l{layer}"] + params[f"lstm.bias_hh_l{layer}"]
+            H = w_hh.shape[2]
+            # input projections of every step at once; the recurrence steps through time
+            inputs = torch.baddbmm(bias[:, None], seq.reshape(D, B * T, -1),
+                                   w_ih.transpose(1, 2)).view(D, B, T, 4 * H)
+            h = seq.new_zeros(D, B, H)
+            c = seq.new_zeros(D, B, H)
+            outputs = []
+            for t in range(T):                               # noqa: B007 (steps through time)
+                i, f, g, o = (inputs[:, :, t] + torch.bmm(h, w_hh.transpose(1, 2))).chunk(4, -1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                outputs.append(h)
+            seq = torch.stack(outputs, dim=2)
+        return torch.baddbmm(params["out.bias"][:, None], h, params["out.weight"].transpose(1, 2))
+
+
+#: Model names the config may use, and their classes.
+MODELS = {"mlp": MLP, "lstm": CharLSTM}
+
+
+def build_model(name: str, **options) -> nn.Module:
+    """A fresh model ``name`` (a key of :data:`MODELS`) built with ``options``."""
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {sorted(MODELS)}; got {name!r}")
+    return MODELS[name](**options)
+
+
+def n_parameters(model: nn.Module) -> int:
+    """Floats in one copy of the model: what one model sent over the network costs."""
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,146 @@
+"""Many copies of one model, as stacked parameters, trained and evaluated in one call.
+
+A *stack* is a dict ``{name: tensor of shape (n, *shape)}``: copy ``i`` of every parameter
+along dim 0. A round of FedAvg gives each participating device a copy of its group's model
+(``take``), runs the local steps of all of them at once (one batched forward and backward
+pass per step, :meth:`StackedModel.local_steps`), and averages the copies back per group
+(:func:`average_by_group`). On a CPU the per-device weight gradients are the floor of the cost,
+so a round costs about linearly in the devices it trains; there is no Python loop over devices
+or samples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["StackedModel", "average_by_group", "take", "deterministic"]
+
+Stack = dict[str, torch.Tensor]
+
+
+@contextlib.contextmanager
+def deterministic(seed: int):
+    """Seed torch's global generator for the block and restore it (and the deterministic
+    algorithms flag) afterwards, so a run does not depend on what ran before it."""
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        torch.use_deterministic_algorithms(True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+
+
+def take(stack: Stack, index) -> Stack:
+    """Copies ``index`` (a LongTensor) of every parameter, as a new stack."""
+    return {name: p[index].clone() for name, p in stack.items()}
+
+
+def average_by_group(trained: Stack, group: torch.Tensor, weight: torch.Tensor,
+                     previous: Stack) -> Stack:
+    """Weighted mean of the trained copies of each group; a group no copy trained keeps its
+    ``previous`` model (FedAvg's server step, McMahan et al. 2017, Alg. 1)."""
+    n_groups = next(iter(previous.values())).shape[0]
+    weight = weight.to(torch.float32)
+    total = torch.zeros(n_groups).index_add_(0, group, weight)
+    out = {}
+    for name, p in trained.items():
+        shape = (-1,) + (1,) * (p.dim() - 1)
+        sums = torch.zeros_like(previous[name]).index_add_(0, group, weight.view(shape) * p)
+        kept = (total > 0).view(shape)
+        out[name] = torch.where(kept, sums / total.clamp_min(1e-12).view(shape), previous[name])
+    return out
+
+
+class StackedModel:
+    """One model architecture, evaluated and trained as a stack of copies.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The architecture, with a ``stacked_forward(params, x)`` method (see
+        :mod:`fedclust.fl.models`). Its own parameters are never trained: they give the names,
+        shapes and the initialisation; every call takes the parameters to use.
+    """
+
+    def __init__(self, module: nn.Module):
+        if not callable(getattr(module, "stacked_forward", None)):
+            raise TypeError(f"{type(module).__name__} has no stacked_forward(params, x): "
+                            f"see fedclust.fl.models")
+        self.module = module
+        self.names = [name for name, _ in module.named_parameters()]
+        self.n_parameters = sum(p.numel() for p in module.parameters())
+
+    def losses(self, stack: Stack, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of copy ``i`` on batch ``x[i], y[i]``: shape ``(n,)``."""
+        logits = self.module.stacked_forward(stack, x)
+        ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
+        return ce.view(y.shape).mean(1)
+
+    def init(self, n_models: int, seed: int) -> Stack:
+        """``n_models`` independently initialised copies (PyTorch's default initialisation),
+        reproducible from ``seed``."""
+        with deterministic(seed):
+            copies = [dict(_reinitialised(self.module).named_parameters())
+                      for _ in range(n_models)]
+        return {name: torch.stack([c[name].detach() for c in copies]) for name in self.names}
+
+    def local_steps(self, stack: Stack, store, segments: torch.Tensor, *, steps: int,
+                    lr: float, batch_size: int, generator: torch.Generator) -> Stack:
+        """``steps`` SGD steps of every copy, copy ``i`` on minibatches of segment
+        ``segments[i]`` of ``store`` (``batch_size`` rows drawn with replacement per step).
+        One backward pass of the summed losses gives every copy its own gradient."""
+        params = {name: p.clone().requires_grad_(True) for name, p in stack.items()}
+        for _ in range(steps):
+            xb, yb = store.sample(segments, batch_size, generator)
+            grads = torch.autograd.grad(self.losses(params, xb, yb).sum(),
+                                        [params[n] for n in self.names])
+            with torch.no_grad():
+                torch._foreach_add_([params[n] for n in self.names], list(grads), alpha=-lr)
+        return {name: p.detach() for name, p in params.items()}
+
+    @torch.no_grad()
+    def loss_matrix(self, stack: Stack, store, segments: torch.Tensor, *, rows: int,
+                    generator: torch.Generator) -> torch.Tensor:
+        """Mean loss of every model of ``stack`` on the same ``rows`` rows (drawn with
+        replacement) of each of ``segments``: shape ``(n_models, len(segments))``."""
+        xb, yb = store.sample(segments, rows, generator)
+        n_models, n = next(iter(stack.values())).shape[0], len(segments)
+        pairs = {name: p.repeat_interleave(n, dim=0) for name, p in stack.items()}
+        reps = (n_models,) + (1,) * (xb.dim() - 1)
+        return self.losses(pairs, xb.repeat(reps), yb.repeat(n_models, 1)).view(n_models, n)
+
+    @torch.no_grad()
+    def evaluate(self, stack: Stack, X: torch.Tensor, y: torch.Tensor, model_of_row,
+                 *, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """Loss and correctness of every row under the model ``model_of_row`` picks for it."""
+        model_of_row = torch.as_tensor(np.asarray(model_of_row), dtype=torch.long)
+        loss = torch.empty(len(y))
+        correct = torch.empty(len(y), dtype=torch.bool)
+        for m in torch.unique(model_of_row).tolist():
+            params = {name: p[m:m + 1] for name, p in stack.items()}
+            rows = torch.nonzero(model_of_row == m).ravel()
+            for start in range(0, len(rows), chunk):
+                r = rows[start:start + chunk]
+                logits = self.module.stacked_forward(params, X[r][None])[0]
+                loss[r] = F.cross_entropy(logits, y[r], reduction="none")
+                correct[r] = logits.argmax(1) == y[r]
+        return loss.numpy().astype(np.float64), correct.numpy()
+
+
+def _reinitialised(module: nn.Module) -> nn.Module:
+    """A copy of ``module`` with freshly initialised parameters (each layer's own
+    ``reset_parameters``, i.e. PyTorch's default initialisation)."""
+    fresh = copy.deepcopy(module)
+    for layer in fresh.modules():
+        if hasattr(layer, "reset_parameters"):
+            layer.reset_parameters()
+    return fresh

@@ -140,8 +140,9 @@ def test_fig4_area_and_variance_claims():
             ids = {"dataset": "femnist", "strategy": strategy, "run": run}
             hist += [{**ids, "round": 5 * r, "metric": "test_accuracy", "value": v}
                      for r, v in enumerate(curve)]
-            devs += [{**ids, "device": d, "n_test": 3, "test_accuracy": a}
-                     for d, a in enumerate(spreads[strategy])]
+            devs += [{**ids, "device": d, "metric": m, "value": v}
+                     for d, a in enumerate(spreads[strategy])
+                     for m, v in (("test_accuracy", a), ("n_test", 3))]
     out = {c.quantity: c for c in fig4_claims(pd.DataFrame(hist), pd.DataFrame(devs), TARGETS)}
     vs_powd = out["mean test accuracy over rounds, k-FED + pow-d minus pow-d"]
     assert vs_powd.reproduced == pytest.approx((1.55 - 1.4) / 3) and vs_powd.status == "pass"

@@ -224,7 +224,8 @@ def fig4_claims(history: pd.DataFrame, devices: pd.DataFrame, targets: dict) -> 
     acc = history[history["metric"] == "test_accuracy"]
     area = acc.groupby(["dataset", "strategy", "run"])["value"].mean() \
         .groupby(["dataset", "strategy"]).mean()
-    var = devices.groupby(["dataset", "strategy", "run"])["test_accuracy"].var(ddof=0) \
+    per_device = devices[devices["metric"] == "test_accuracy"]
+    var = per_device.groupby(["dataset", "strategy", "run"])["value"].var(ddof=0) \
         .groupby(["dataset", "strategy"]).mean()
     claims = []
     for ds in sorted(acc["dataset"].unique()):

@@ -334,7 +334,8 @@ def fig4_data(dataset: str, path, cfg: dict, dataset_settings: dict, *,
 def fig4_runs(dataset: str, strategy: str, data: FLData, cfg: dict, *,
               base_seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every run of one Fig 4 curve: the evaluation history (tidy, by ``round``) and the
-    final test accuracy of every device with test rows (``devices`` table)."""
+    final test accuracy and number of test rows of every device with test rows (tidy, by
+    ``device``)."""
     ids = ["dataset", "strategy", "run", "round"]
     records, devices = [], []
     for run in range(cfg["runs"]):
@@ -355,8 +356,6 @@ def fig4_runs(dataset: str, strategy: str, data: FLData, cfg: dict, *,
         n_test = np.bincount(data.test_devices, minlength=data.n_devices)
         if cfg["eval_test_rows"] is not None:
             n_test = np.minimum(n_test, cfg["eval_test_rows"])
-        devices.append(pd.DataFrame({**key, "device": tested, "n_test": n_test[tested],
-                                     "test_accuracy": per_device[tested]}))
-    table = pd.concat(devices, ignore_index=True) if devices else pd.DataFrame(
-        columns=["dataset", "strategy", "run", "device", "n_test", "test_accuracy"])
-    return _long(records, ids), table
+        devices += [{**key, "device": int(z), "test_accuracy": float(per_device[z]),
+                     "n_test": float(n_test[z])} for z in tested]
+    return _long(records, ids), tidy(devices, ["dataset", "strategy", "run", "device"])

@@ -388,7 +388,8 @@ def plot_client_selection(*tables: pd.DataFrame):
             continue
         _curve(axes[0, 0], part, "test_accuracy", color, label)
         _curve(axes[0, 1], part, "train_loss", color, label)
-        accs = devices.loc[devices["strategy"] == strategy, "test_accuracy"]
+        accs = devices.loc[(devices["strategy"] == strategy)
+                           & (devices["metric"] == "test_accuracy"), "value"]
         axes[0, 2].hist(accs, bins=np.linspace(0, 1, 21), histtype="step", color=color,
                         lw=1.3, label=f"{label} (var {np.var(accs):.3f})", density=True)
     for ax, what in zip(axes[0], ("test accuracy", "training loss"), strict=False):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from functools import partial
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import torch.nn.functional as F
 from torch.func import functional_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import best_time, machine  # noqa: E402
 
 from fedclust.fl.data import DeviceStore  # noqa: E402
 from fedclust.fl.models import MLP, CharLSTM  # noqa: E402
@@ -61,15 +60,6 @@ def _loop_step(model, stacked_params, store, segments, batch_size, generator, lr
     return out
 
 
-def _best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, nargs="+", default=[1, 10, 30, 100, 300])
@@ -89,10 +79,10 @@ def main(argv=None):
             params = stacked.init(D, seed=0)
             segments = torch.arange(D)
             gen = torch.Generator().manual_seed(0)
-            t_stacked = _best(partial(stacked.local_steps, params, store, segments, steps=1,
+            t_stacked = best_time(partial(stacked.local_steps, params, store, segments, steps=1,
                                       lr=0.01, batch_size=args.batch_size, generator=gen),
                               args.repeat)
-            t_loop = _best(partial(_loop_step, model, params, store, segments,
+            t_loop = best_time(partial(_loop_step, model, params, store, segments,
                                    args.batch_size, gen, 0.01), args.repeat)
             rows.append({"model": name, "devices": D, "batch_size": args.batch_size,
                          "stacked_ms": 1e3 * t_stacked, "loop_ms": 1e3 * t_loop,
@@ -105,7 +95,8 @@ def main(argv=None):
     lines = [f"# One local step of D devices: stacked against a per-device loop\n\n"
              f"Machine: {machine()}, torch {torch.__version__}, one thread. {args.batch_size} "
              f"rows per device; MLP 784-200-10 (Table 2), LSTM embed 8, hidden "
-             f"{args.lstm_hidden} over 80 characters (Fig 4). Best of {args.repeat}. Command: "
+             f"{args.lstm_hidden} over 80 characters (Fig 4). Best of {args.repeat} after one "
+             f"warm-up call. Command: "
              f"`python benchmarks/fl_round.py`.\n",
              "| model | D | stacked (ms) | per device (ms) | loop (ms) | loop / stacked |",
              "|---|---|---|---|---|---|"]

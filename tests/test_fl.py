@@ -17,6 +17,7 @@ from fedclust.fl.models import MLP, CharLSTM, build_model, n_parameters  # noqa:
 from fedclust.fl.selection import RandomBySize  # noqa: E402
 from fedclust.fl.stacked import StackedModel, average_by_group, take  # noqa: E402
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
+from fedclust.seeds import seed_for  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -186,8 +187,6 @@ def test_one_device_full_participation_is_sgd_on_that_device():
     trainer = FederatedTrainer(model, lr=0.2, local_steps=2, batch_size=6, progress=False)
     result = trainer.run(store, rounds=3, selection=RandomBySize(1), seed=4)
     stacked = StackedModel(model)
-    from fedclust.seeds import seed_for
-
     params = stacked.init(1, seed_for(4, "init"))
     gen = torch.Generator().manual_seed(seed_for(4, "batches"))
     for _ in range(3):
@@ -240,7 +239,7 @@ def test_groups_train_their_own_models():
     group = np.repeat([0, 1], 4)
     result = trainer.run(store, rounds=2, selection=RandomBySize(8), seed=0, n_models=3,
                          segment_group=group)
-    initial = trainer.stacked.init(3, __import__("fedclust.seeds").seeds.seed_for(0, "init"))
+    initial = trainer.stacked.init(3, seed_for(0, "init"))
     assert torch.equal(result.models["fc1.weight"][2], initial["fc1.weight"][2])
     assert not torch.equal(result.models["fc1.weight"][0], initial["fc1.weight"][0])
     with pytest.raises(ValueError, match="segment_group"):

@@ -27,7 +27,13 @@ from ..algorithms import KFed
 from ..exceptions import InfeasibleSettingError
 from ..federation import structured_partition
 from ..fl.clusters import route_by_local_centers, segments_of
-from ..fl.data import DeviceStore, powerlaw_class_partition, rotate_images, split_per_device
+from ..fl.data import (
+    DeviceStore,
+    as_model_input,
+    powerlaw_class_partition,
+    rotate_images,
+    split_per_device,
+)
 from ..fl.models import build_model
 from ..fl.selection import (
     SELECTIONS,
@@ -125,11 +131,6 @@ def _majority(labels, devices, n_devices) -> np.ndarray:
     return table.argmax(1)
 
 
-def _tensor(X) -> torch.Tensor:
-    dtype = np.float32 if np.issubdtype(np.asarray(X).dtype, np.floating) else np.int64
-    return torch.from_numpy(np.ascontiguousarray(X, dtype=dtype))
-
-
 def _capped(devices, cap, seed: int) -> np.ndarray:
     """Rows kept for evaluation: at most ``cap`` per device, at random (None keeps all)."""
     if cap is None:
@@ -147,15 +148,14 @@ def _fit_kfed(data: FLData, params: dict, seed: int) -> KFed:
                 random_state=seed_for(seed, "kfed")).fit(data.kfed_X, data.devices)
 
 
-def _selection(name: str, cfg: dict):
+def _selection(name: str, cfg: dict, km: KFed | None):
+    """The selection rule ``name``; k-FED + pow-d filters by the clusters of ``km``."""
     m = cfg["devices_per_round"]
     if name == "random":
         return RandomBySize(m)
     if name == "powd":
         return PowerOfChoice(m, cfg["candidates"])
-    if name == "kfed_powd":
-        return KFedPowerOfChoice(m, cfg["candidates"], clusters=None)
-    raise ValueError(f"selection must be one of {list(SELECTIONS)}; got {name!r}")
+    return KFedPowerOfChoice(m, cfg["candidates"], device_cluster_of(km))
 
 
 def train_method(data: FLData, cfg: dict, *, method: str = "global",
@@ -171,25 +171,27 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
     """
     if method not in TABLE2_METHODS:
         raise ValueError(f"method must be one of {list(TABLE2_METHODS)}; got {method!r}")
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {list(SELECTIONS)}; got {selection!r}")
     trainer = FederatedTrainer(build_model(cfg["model"], **cfg["model_options"]),
                                lr=cfg["lr"], local_steps=cfg["local_steps"],
                                batch_size=cfg["batch_size"], aggregation=cfg["aggregation"],
                                loss_rows=cfg["loss_rows"])
-    chooser = _selection(selection, cfg)
     store = DeviceStore.from_arrays(data.X, data.y, data.devices)
     zeros = (np.zeros(len(data.y), dtype=np.int64), np.zeros(len(data.test_y), dtype=np.int64))
     routes = lambda models: zeros                                   # noqa: E731
     run = {"n_models": 1}
     extra = {"model_floats": float(trainer.stacked.n_parameters)}
 
+    km = None
     if method == "kfed" or selection == "kfed_powd":
         km = _fit_kfed(data, kfed, seed)
         extra.update(kfed_floats_up=float(km.communication_["floats_up"]),
                      kfed_floats_down=float(km.communication_["floats_down"]))
         if (data.clusters >= 0).all():
             extra["kfed_cluster_accuracy"] = clustering_accuracy(data.clusters, km.labels_)
+    chooser = _selection(selection, cfg, km)
     if selection == "kfed_powd":
-        chooser.clusters = device_cluster_of(km)
         extra["kfed_device_clusters_used"] = float(len(np.unique(chooser.clusters)))
     if method == "kfed":
         segment, seg_device, seg_group = segments_of(data.devices, km.labels_)
@@ -213,8 +215,9 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
     # evaluation rows: every row, or at most eval_*_rows per device (a fixed random subset)
     train_rows = _capped(data.devices, cfg["eval_train_rows"], seed_for(seed, "eval rows"))
     test_rows = _capped(data.test_devices, cfg["eval_test_rows"], seed_for(seed, "eval rows"))
-    X_t, y_t = _tensor(data.X[train_rows]), torch.from_numpy(data.y[train_rows].astype(np.int64))
-    test_X_t = _tensor(data.test_X[test_rows])
+    X_t = as_model_input(data.X[train_rows])
+    y_t = torch.from_numpy(data.y[train_rows].astype(np.int64))
+    test_X_t = as_model_input(data.test_X[test_rows])
     test_y_t = torch.from_numpy(data.test_y[test_rows].astype(np.int64))
     final = {}
 

@@ -17,7 +17,16 @@ import torch
 
 from .._validation import check_int
 
-__all__ = ["DeviceStore", "split_per_device", "powerlaw_class_partition", "rotate_images"]
+__all__ = ["as_model_input", "DeviceStore", "split_per_device", "powerlaw_class_partition",
+           "rotate_images"]
+
+
+def as_model_input(X) -> torch.Tensor:
+    """Rows as the models read them: floating features as float32, integer codes (characters)
+    as int64 (what an embedding takes)."""
+    X = np.asarray(X)
+    dtype = np.float32 if np.issubdtype(X.dtype, np.floating) else np.int64
+    return torch.from_numpy(np.ascontiguousarray(X, dtype=dtype))
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,8 +57,7 @@ class DeviceStore:
         ids, inverse = np.unique(segments, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         offsets = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=len(ids)))])
-        dtype = np.float32 if np.issubdtype(X.dtype, np.floating) else np.int64
-        return cls(X=torch.from_numpy(np.ascontiguousarray(X[order], dtype=dtype)),
+        return cls(X=as_model_input(X[order]),
                    y=torch.from_numpy(np.ascontiguousarray(y[order], dtype=np.int64)),
                    offsets=torch.from_numpy(offsets.astype(np.int64)),
                    segment_ids=ids, order=order)

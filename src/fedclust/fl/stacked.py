@@ -11,7 +11,6 @@ or samples.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 
 import numpy as np
@@ -19,24 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["StackedModel", "average_by_group", "take", "deterministic"]
+from .._torch import deterministic
+
+__all__ = ["StackedModel", "average_by_group", "take"]
 
 Stack = dict[str, torch.Tensor]
-
-
-@contextlib.contextmanager
-def deterministic(seed: int):
-    """Seed torch's global generator for the block and restore it (and the deterministic
-    algorithms flag) afterwards, so a run does not depend on what ran before it."""
-    enabled = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
-        torch.use_deterministic_algorithms(True)
-        try:
-            yield
-        finally:
-            torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def take(stack: Stack, index) -> Stack:

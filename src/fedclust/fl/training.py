@@ -119,6 +119,7 @@ class FederatedTrainer:
         return losses.argmin(0).numpy()
 
     def _segment_layout(self, store, segment_device):
+        """Device of every segment (validated) and rows of every device."""
         if segment_device is None:
             segment_device = np.arange(store.n_segments)
         segment_device = np.asarray(segment_device, dtype=np.int64)
@@ -126,11 +127,8 @@ class FederatedTrainer:
             raise ValueError(f"segment_device needs one device per segment "
                              f"({store.n_segments}); got shape {segment_device.shape}")
         n_devices = int(segment_device.max()) + 1
-        order = np.argsort(segment_device, kind="stable")
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(segment_device,
-                                                             minlength=n_devices))])
         sizes = np.bincount(segment_device, weights=store.sizes.numpy(), minlength=n_devices)
-        return segment_device, order, offsets, sizes
+        return segment_device, sizes
 
     # ------------------------------------------------------------------ the loop
     def run(self, train: DeviceStore, *, rounds: int, selection, seed: int, n_models: int = 1,
@@ -167,9 +165,9 @@ class FederatedTrainer:
         rounds = check_int(rounds, "rounds", low=1)
         eval_every = check_int(eval_every, "eval_every", low=1)
         n_models = check_int(n_models, "n_models", low=1)
-        segment_device, seg_order, seg_offsets, device_sizes = self._segment_layout(
-            train, segment_device)
-        one_per_device = len(seg_order) == len(device_sizes)
+        segment_device, device_sizes = self._segment_layout(train, segment_device)
+        one_per_device = len(segment_device) == len(device_sizes)
+        segment_of_device = np.argsort(segment_device)       # read only with one per device
         if (ifca or isinstance(selection, PowerOfChoice)) and not one_per_device:
             raise ValueError("IFCA and pow-d need one segment per device")
         if isinstance(selection, PowerOfChoice) and n_models != 1:
@@ -193,7 +191,7 @@ class FederatedTrainer:
             """pow-d's loss queries: the global model down, one loss value up."""
             comm.send("model_for_loss", SERVER, devices, floats=size)
             comm.send("local_loss", devices, SERVER, floats=1)
-            segs = torch.as_tensor(seg_order[seg_offsets[devices]], dtype=torch.long)
+            segs = torch.as_tensor(segment_of_device[devices], dtype=torch.long)
             return self.stacked.loss_matrix(models, train, segs, rows=self.loss_rows,
                                             generator=batches)[0].numpy()
 
@@ -208,9 +206,7 @@ class FederatedTrainer:
         bar = progress_bar(desc=desc, total=rounds, disable=not self.progress, unit="round")
         for t in range(1, rounds + 1):
             chosen = selection.select(rng, device_sizes, query_losses)
-            segs = np.concatenate([seg_order[seg_offsets[z]:seg_offsets[z + 1]]
-                                   for z in chosen.devices]) if not one_per_device else \
-                seg_order[seg_offsets[chosen.devices]]
+            segs = np.flatnonzero(np.isin(segment_device, chosen.devices))
             owners = segment_device[segs]
             if ifca:
                 group = self.choose_models(models, train, segs, batches)

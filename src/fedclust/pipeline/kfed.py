@@ -6,7 +6,7 @@ tables, claims and captions are declared here (see :mod:`fedclust.pipeline.regis
 
 from __future__ import annotations
 
-from .data import DATASETS
+from .data import DATASETS, raw_files
 from .registry import Figure, Paper, Table, gathered_table, stated_differences
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
@@ -70,8 +70,6 @@ def fig4_input(dataset: str, config) -> str:
     """FEMNIST's prepared features; Shakespeare's raw text (the LSTM reads characters)."""
     if dataset == "femnist":
         return "data/femnist/features.h5"
-    from .data import raw_files
-
     return raw_files("shakespeare", config)[0]
 
 

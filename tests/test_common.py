@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 from fedclust import DistributedCoreset
 from fedclust.algorithms import ESTIMATORS, FederatedClusteringMixin
 from fedclust.communication import SERVER, Communication
+from fedclust.exceptions import InfeasibleSettingError
 from fedclust.lloyd import lloyd
 from fedclust.metrics import clustering_accuracy, kmedian_cost
 from fedclust.rounds import History
@@ -190,6 +191,12 @@ def test_errors_name_the_argument(estimator_class):
             est.fit(X, devices, sample_weight=-np.ones(len(X)))
     with pytest.raises(ValueError, match="X has 3 features, but"):
         est.fit(X, devices).predict(X[:, :3])
+    # k identical centres are no answer: fewer distinct points than clusters is refused
+    with pytest.raises(InfeasibleSettingError, match="the data hold only 2 distinct point"):
+        make(estimator_class).fit(np.where(np.arange(len(X))[:, None] % 2, 1.0, -1.0) *
+                                  np.ones_like(X), devices)
+    with pytest.raises(ValueError, match=r"X holds values up to 1e\+300, too large"):
+        est.fit(np.vstack([X[:-1], np.full((1, X.shape[1]), 1e300)]), devices)
 
 
 def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):

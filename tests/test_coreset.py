@@ -111,6 +111,20 @@ def test_a_node_without_positive_weight_is_named(rng):
         local_solutions(fed, 3, random_state=0)
 
 
+def test_a_node_whose_points_all_weigh_zero_sends_an_empty_portion(rng):
+    v = np.ones(463)
+    v[420:460] = 0.0  # node 2 (rows 420..459): nothing to summarize
+    fed = federation(rng, weights=v)
+    local = local_solutions(fed, 3, random_state=0)
+    assert local.costs[2] == 0 and not local.valid[2].any()
+    shares = proportional_shares(200, local.costs)
+    assert shares[2] == 0 and shares.sum() == 200
+    core = sample_coreset(fed, local, shares, random_state=0)
+    assert core.portion_sizes(fed.n_devices)[2] == 0
+    # the coreset still carries the whole (positive) weight of the other nodes
+    assert core.weights.sum() == pytest.approx(v.sum())
+
+
 def test_theoretical_sizes_follow_theorem_1():
     from fedclust.coreset import theoretical_coreset_size
 

@@ -45,3 +45,21 @@ def test_concat_tables_adds_an_empty_reason_and_names_mismatches():
     with pytest.raises(ValueError, match=r"c.csv: columns \['metric', 'value', 'y'\] differ"):
         concat_tables([a, a.rename(columns={"x": "y"})], ["a.csv", "c.csv"])
     assert np.array_equal(concat_tables([a], ["a.csv"]).value, [1.0])
+
+
+def test_orphans_of_a_killed_write_are_found_and_removed(tmp_path):
+    from fedclust.io import remove_orphan_temporaries
+    # what a SIGKILL inside `with atomic_path(...)` leaves: the temporary file, named for it
+    target = tmp_path / "results" / "part.csv"
+    manager = atomic_path(target)
+    tmp = manager.__enter__()
+    tmp.write_text("half")
+    keep = tmp_path / "results" / ".hidden_but_ours.csv"
+    keep.write_text("not a temporary file")
+    nested = tmp_path / "figures" / "a" / ".fig.png.tmp-abc.png"
+    nested.parent.mkdir(parents=True)
+    nested.write_bytes(b"png")
+    removed = remove_orphan_temporaries([tmp_path / "results", tmp_path / "figures",
+                                         tmp_path / "absent"])
+    assert sorted(removed) == sorted([tmp, nested])
+    assert not tmp.exists() and not nested.exists() and keep.exists() and not target.exists()

@@ -174,7 +174,11 @@ def test_infeasible_settings_say_what_limits_the_local_centers():
     small_devices = np.array([0, 1, 2, 2, 2, 2])  # sizes 1, 1, 4: at most 1 + 1 + 2 centers
     with pytest.raises(InfeasibleSettingError, match="devices hold too few points for k'=2"):
         KFed(5, 2, random_state=0).fit(X[:6], small_devices)
+    # every device's one local center is its mean, the same origin for all
+    spread = np.array([[-1.0, 0], [1, 0], [-2, 0], [2, 0], [-3, 0], [3, 0]])
     with pytest.raises(InfeasibleSettingError, match="only 1 distinct local centers"):
+        KFed(3, 1, random_state=0).fit(spread, np.repeat(np.arange(3), 2))
+    with pytest.raises(InfeasibleSettingError, match="the data hold only 1 distinct point"):
         KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), np.arange(6))
 
 

@@ -6,8 +6,14 @@ import re
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
-from fedclust.pipeline.config import ConfigError, load_schema, validate_config
+from fedclust.pipeline.config import (
+    ConfigError,
+    load_schema,
+    type_command_line_values,
+    validate_config,
+)
 from fedclust.pipeline.data import dataset_names
 
 from .conftest import REPO
@@ -147,4 +153,95 @@ def test_fedkmeans_real_data_needs_the_separation_analysis():
     config = load("config.yaml")
     config["kfed"]["separation"]["datasets"] = ["mnist", "femnist"]
     with pytest.raises(ConfigError, match="fedkmeans.real.datasets': shakespeare take k from"):
+        validate_config(config, SCHEMA)
+
+
+def _set(path, value):
+    def edit(config):
+        node = config
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return edit
+
+
+# Each a config a user could write; each must stop before any job with the key named. The
+# first four were accepted once and crashed inside a job.
+MALFORMED = [
+    (_set(("kfed", "table1", "runs"), 5.0), "'kfed.table1.runs': 5.0 is not of type integer"),
+    (_set(("kfed", "table1", "settings"), [{"n_features": 100, "n_clusters": 16.0}]),
+     "'kfed.table1.settings[0].n_clusters': 16.0 is not of type integer"),
+    (_set(("kfed", "table1", "device_clusters"), 20),
+     "'kfed.table1.device_clusters': k'=20 is more than k=16 of kfed.table1.settings"),
+    (_set(("localkmeans", "synthetic", "n_features"), 3),
+     "'localkmeans.synthetic.n_clusters': K=4 orthonormal centres do not fit in R^3"),
+    (_set(("localkmeans", "fig4", "n_clusters"), [2, 40]),
+     "'localkmeans.fig4.n_clusters': K=40 orthonormal centres do not fit in R^20"),
+    (_set(("kfed", "fig2", "device_clusters"), [1, 40]),
+     "'kfed.fig2.device_clusters': k'=40 is more than k=30 (the largest k of "
+     "kfed.separation.k_grid)"),
+    (_set(("kfed", "participation", "n_clusters"), 4), None),  # k' = 2 <= 4: fine
+    (_set(("kfed", "heterogeneity", "n_clusters"), 3),  None),
+    (_set(("kfed", "new_devices", "device_clusters"), 31),
+     "'kfed.new_devices.device_clusters': k'=31 is more than k=30"),
+    (_set(("kfed", "fig3", "n_clusters"), -2),
+     "'kfed.fig3.n_clusters': -2 is less than the minimum of 2"),
+    (_set(("kfed", "table1", "separation"), "large"),
+     "'kfed.table1.separation': 'large' is not of type number"),
+    (_set(("kfed", "participation", "fractions"), [0.5, 1.5]),
+     "'kfed.participation.fractions[1]': 1.5 is greater than the maximum of 1"),
+    (_set(("fedkmeans", "sample_fractions"), [0.0, 0.5]),
+     "'fedkmeans.sample_fractions[0]': 0.0 is less than or equal to the minimum of 0"),
+    (_set(("fedkmeans", "sweeps", "fig1", "sample_fraction"), 1.2),
+     "'fedkmeans.sweeps.fig1.sample_fraction': 1.2 is greater than the maximum of 1"),
+    (_set(("coreset", "graphs"), ["ring"]), "'coreset.graphs[0]': 'ring' is not one of"),
+    (_set(("coreset", "n_sites"), 1), "'coreset.n_sites': 1 is less than the minimum of 2"),
+    (_set(("localkmeans", "fig1", "inits"), ["random"]),
+     "'localkmeans.fig1.inits[0]': 'random' is not one of"),
+    (_set(("localkmeans", "fig1", "trials"), 0),
+     "'localkmeans.fig1.trials': 0 is less than the minimum of 1"),
+    (_set(("kfed", "table2", "device_clusters"), [3]),
+     "'kfed.table2.device_clusters[0]': 3 is not one of [1, 2, 4]"),
+    (_set(("kfed", "table2", "lr"), 0), "'kfed.table2.lr': 0 is less than or equal to the "
+                                         "minimum of 0"),
+    (_set(("kfed", "fig4", "kfed"), {"n_clusters": 10, "device_clusters": 11}),
+     "'kfed.fig4.kfed.device_clusters': k'=11 is more than k=10"),
+    (_set(("seed",), "abc"), "'seed': 'abc' is not of type integer"),
+    (_set(("kfed", "enabled"), "yes"), "'kfed.enabled': 'yes' is not of type boolean"),
+    (_set(("coreset", "n_clusters"), {"mnist": 10, "cifar10": 10}),
+     "'coreset.n_clusters': 'cifar10' is not one of"),
+]
+
+
+@pytest.mark.parametrize("edit, message", MALFORMED)
+def test_malformed_configs_stop_before_any_job_naming_the_key(edit, message):
+    config = load("config.yaml")
+    edit(config)
+    if message is None:
+        validate_config(config, SCHEMA)
+        return
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, SCHEMA)
+    text = str(error.value)
+    assert f"config key {message}" in text, text
+    assert len(text.splitlines()) <= 4
+
+
+def test_enough_malformed_configs_are_checked():
+    assert sum(message is not None for _, message in MALFORMED) >= 20
+
+
+def test_nested_command_line_values_are_typed_before_validation():
+    config = load("config.yaml")
+    # what Snakemake makes of --config 'kfed={table1: {runs: 0, separation: 1e2}}': strings
+    overrides = {"kfed": {"table1": {"runs": "0", "device_clusters": "sqrt"}},
+                 "coreset": {"graphs": ["grid"], "erdos_renyi_p": "0.5"}}
+    update_config(config, overrides)
+    type_command_line_values(config, overrides)
+    assert config["kfed"]["table1"]["runs"] == 0
+    assert config["kfed"]["table1"]["device_clusters"] == "sqrt"
+    assert config["coreset"]["erdos_renyi_p"] == 0.5 and config["coreset"]["graphs"] == ["grid"]
+    # a value of the config file itself is never re-read
+    assert config["kfed"]["table1"]["samples_per_cluster"] == 200
+    with pytest.raises(ConfigError, match="'kfed.table1.runs': 0 is less than the minimum of 1"):
         validate_config(config, SCHEMA)

@@ -64,3 +64,33 @@ def test_registry_lists_and_mirror_check(tmp_path):
         data.check_mirror(config(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="femnist/leaf_sample_"):
         data.leaf_femnist_dirs(config(tmp_path))
+
+
+def test_a_damaged_local_copy_is_removed_naming_its_checksum(tmp_path):
+    config = {"data_mirror": None, "datasets": {"postures": {"source": "uci", "csv": None},
+                                                "cifar10_cnn": {"source": "official"},
+                                                "femnist": {"source": "tff", "leaf_dirs": []}}}
+    checks = data.local_checks("fetch_mnist", config)
+    assert sorted(checks) == sorted(f"data/mnist/raw/{r.name}" for r in MNIST_FILES.values())
+    # files without a published checksum of their own are checked when read, not here
+    assert data.local_checks("fetch_postures", config) == {}
+    assert data.local_checks("fetch_femnist", config) == {}
+    assert len(data.local_checks("fetch_cifar10", config)) == 6
+    damaged = tmp_path / "data" / "mnist" / "raw" / MNIST_FILES["train_labels"].name
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"\x1f\x8b cut short")
+    removed = data.remove_corrupt_copies(config, root=tmp_path)
+    assert len(removed) == 1 and not damaged.exists()
+    assert removed[0].startswith(f"md5 mismatch for {damaged.name}: expected "
+                                 f"{MNIST_FILES['train_labels'].md5}")
+    assert data.remove_corrupt_copies(config, root=tmp_path) == []  # nothing else is there
+
+
+def test_a_good_local_copy_is_kept(tmp_path, mirror):
+    config = {"data_mirror": str(mirror), "datasets": {"postures": {"source": "subset",
+                                                                    "csv": None}}}
+    path = tmp_path / data.fetch_outputs("fetch_postures", config)[0]
+    path.parent.mkdir(parents=True)
+    from fedclust.data.postures import POSTURES_SUBSET
+    path.write_bytes((mirror / POSTURES_SUBSET.mirror_path).read_bytes())
+    assert data.remove_corrupt_copies(config, root=tmp_path) == [] and path.exists()

@@ -34,3 +34,32 @@ def test_fit_rng_copies_a_generator_and_seeds_the_rest():
     assert fit_rng(5).random() == np.random.default_rng(5).random()
     with pytest.raises(TypeError, match="random_state must be"):
         fit_rng("seed")
+
+
+def test_distinct_points_are_counted_past_a_repeated_head():
+    from fedclust._validation import check_distinct_points
+    from fedclust.exceptions import InfeasibleSettingError
+    # the first 8k rows repeat one point: the full scan finds the other two at the end
+    X = np.zeros((100, 2))
+    X[-1], X[-2] = [1.0, 0.0], [0.0, 1.0]
+    check_distinct_points(X, 3)
+    with pytest.raises(InfeasibleSettingError, match="only 3 distinct point.*n_clusters=4"):
+        check_distinct_points(X, 4)
+    # a distinct point of zero weight does not count
+    weights = np.ones(100)
+    weights[-1] = 0.0
+    with pytest.raises(InfeasibleSettingError, match="only 2 distinct point"):
+        check_distinct_points(X, 3, weights)
+
+
+@pytest.mark.parametrize("dtype, fine, too_large", [(np.float64, 1e140, 1e160),
+                                                    (np.float32, 1e15, 1e18)])
+def test_values_whose_squares_overflow_are_refused_by_name(dtype, fine, too_large):
+    from fedclust._validation import check_data
+    X = np.ones((1000, 10), dtype=dtype)
+    X[5, 3] = fine
+    check_data(X)
+    X[5, 3] = too_large
+    with pytest.raises(ValueError, match=r"Xtest holds values up to 1e\+1(8|60), too large for "
+                                         r"k-means in float(32|64)"):
+        check_data(X, name="Xtest")

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from fedclust.data import MNIST_FILES
+from fedclust.pipeline import OUTPUT_FOLDERS
 
 from .conftest import REPO
 
@@ -92,6 +93,130 @@ def test_a_failed_jobs_cause_reaches_the_terminal(tmp_path):
     assert not (work / "data" / "postures" / "raw" / "Postures.csv").exists()
 
 
+@pytest.mark.parametrize("override, message", [
+    ("kfed={table1: {runs: 0}}", "config key 'kfed.table1.runs': 0 is less than the minimum"),
+    ("kfed={table1: {runs: 5.0}}", "config key 'kfed.table1.runs': 5.0 is not of type integer"),
+    ("localkmeans={synthetic: {n_features: 2}}",
+     "config key 'localkmeans.synthetic.n_clusters': K=4 orthonormal centres do not fit"),
+    ("coreset={graphs: [ring]}", "config key 'coreset.graphs[0]': 'ring' is not one of"),
+])
+def test_a_nested_value_on_the_command_line_is_typed_and_checked(tmp_path, override, message):
+    result = run(["-n", "--config", override], copy_workflow(tmp_path), ok=False)
+    assert message in result.stdout
+    assert "Job stats" not in result.stdout and len(result.stdout.splitlines()) < 12
+
+
+def test_a_dotted_key_on_the_command_line_is_refused_by_snakemake_before_any_job(tmp_path):
+    # Snakemake parses --config before any workflow code runs (snakemake/snakemake#3907);
+    # the README shows the nested form instead
+    result = run(["-n", "--config", "kfed.table1.runs=0"], copy_workflow(tmp_path), ok=False)
+    assert "Config entry must start with a valid identifier" in result.stdout + result.stderr
+    assert "Job stats" not in result.stdout
+    readme = (REPO / "README.md").read_text()
+    assert "--config 'kfed={table1: {runs: 3}}'" in readme
+
+
+def test_a_corrupt_local_copy_is_named_removed_and_fetched_again(tmp_path):
+    """After a good download a file under data/ is damaged: the next run names it and fetches
+    it again; when the source is bad too, the fetch fails naming the file and nothing
+    downstream is written."""
+    work = copy_workflow(tmp_path / "work")
+    raw = work / "data" / "mnist" / "raw"
+    raw.mkdir(parents=True)
+    name = MNIST_FILES["test_images"].name
+    (raw / name).write_bytes(b"\x1f\x8b truncated")
+    bad_mirror = tmp_path / "mirror"
+    (bad_mirror / "mnist").mkdir(parents=True)
+    for remote in MNIST_FILES.values():
+        (bad_mirror / remote.mirror_path).write_bytes(b"not MNIST")
+    result = run(["--cores", "1", "--config", f"data_mirror={bad_mirror}", "--",
+                  "data/mnist/features.h5"], work, ok=False, timeout=600)
+    assert f"removed a corrupt local copy, to be fetched again: md5 mismatch for {name}" \
+        in result.stderr
+    assert "Error in rule fetch_mnist: ChecksumError: md5 mismatch for" in result.stderr
+    assert "the file is corrupt or not the published version" in result.stderr
+    assert not (work / "data" / "mnist" / "features.h5").exists()
+    # neither the damaged copy nor a half-fetched file (Snakemake drops the emptied folder)
+    assert not raw.exists() or list(raw.iterdir()) == []
+
+
+def test_a_corrupt_local_copy_is_fetched_again_from_a_good_mirror(tmp_path, mirror):
+    work = copy_workflow(tmp_path)
+    remote = MNIST_FILES["test_labels"]
+    target = f"data/mnist/raw/{remote.name}"
+    run(["--cores", "1", "--config", f"data_mirror={mirror}", "--", target], work)
+    good = md5(work / target)
+    with open(work / target, "r+b") as fh:  # a flipped byte, same size
+        fh.seek(100)
+        byte = fh.read(1)
+        fh.seek(100)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    result = run(["--cores", "1", "--config", f"data_mirror={mirror}", "--", target], work)
+    assert f"md5 mismatch for {remote.name}" in result.stderr
+    assert md5(work / target) == good
+
+
+# Table 1 of k-FED in the paper profile: synthetic (no data needed), five jobs of 3-20 s
+MIXTURE_TABLE = "results/kfed/table1.csv"
+MIXTURE_LONGEST = "results/logs/kfed/table1/d300_k100.log"
+
+
+@pytest.fixture(scope="module")
+def killed_and_clean_runs(tmp_path_factory):
+    """The same targets twice: once with --cores 1 undisturbed; once with --cores 2, the
+    whole Snakemake process group SIGKILLed while a job runs, then unlocked and restarted."""
+    import signal
+    import time
+
+    clean = copy_workflow(tmp_path_factory.mktemp("clean"))
+    run(["--cores", "1", MIXTURE_TABLE], clean)
+
+    killed = copy_workflow(tmp_path_factory.mktemp("killed"))
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    proc = subprocess.Popen(SNAKEMAKE + ["--cores", "2", MIXTURE_TABLE], cwd=killed, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    log = killed / MIXTURE_LONGEST
+    deadline = time.monotonic() + 300
+    while not (log.exists() and "thread(s)" in log.read_text()):
+        assert proc.poll() is None and time.monotonic() < deadline, "the job never started"
+        time.sleep(0.2)
+    time.sleep(1.0)  # mid-job
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # what a kill mid-write leaves: the temporary file of an atomic write
+    orphan = killed / "results" / "kfed" / "table1" / ".d300_k100.csv.tmp-x1y2z3.csv"
+    orphan.write_text("half a table")
+    relaunch = run(["--cores", "2", MIXTURE_TABLE], killed, ok=False)
+    unlock = run(["--unlock"], killed)
+    restart = run(["--cores", "2", MIXTURE_TABLE], killed)
+    return clean, killed, relaunch, unlock, restart, orphan
+
+
+def test_a_killed_run_restarts_after_unlock_to_complete_correct_outputs(killed_and_clean_runs):
+    clean, killed, relaunch, _, restart, orphan = killed_and_clean_runs
+    # the lock of the killed run is reported with its remedy
+    assert "--unlock" in relaunch.stdout + relaunch.stderr
+    assert not orphan.exists()
+    assert "the temporary file of a job killed mid-write" in restart.stderr
+    tables = sorted((clean / "results" / "kfed" / "table1").glob("*.csv"))
+    assert len(tables) == 5
+    for table in tables:
+        assert md5(killed / table.relative_to(clean)) == md5(table), table.name
+    assert not [p for p in (killed / "results").rglob("*") if ".tmp-" in p.name]
+
+
+def test_result_tables_are_identical_across_runs_and_core_counts(killed_and_clean_runs,
+                                                                tmp_path):
+    clean, killed, *_ = killed_and_clean_runs
+    assert md5(killed / MIXTURE_TABLE) == md5(clean / MIXTURE_TABLE)
+    # and a third run, of one setting alone, repeats its part byte for byte
+    alone = copy_workflow(tmp_path)
+    part = "results/kfed/table1/d100_k16.csv"
+    run(["--cores", "2", part], alone)
+    assert md5(alone / part) == md5(clean / part)
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     """The quick profile, run once on a fresh copy of the workflow with the offline mirror."""
@@ -118,7 +243,7 @@ def quick_config():
 def test_quick_profile_writes_only_data_results_and_figures(quick_run):
     work, created = quick_run
     # outputs only under data/, results/ and figures/ (and snakemake's own bookkeeping)
-    assert {p.parts[0] for p in created} <= {"data", "results", "figures", ".snakemake"}
+    assert {p.parts[0] for p in created} <= {*OUTPUT_FOLDERS, ".snakemake"}
     # with the user's umask (002: group-writable), not owner-only temporary-file modes
     for path in ("results/reproduction.csv", "results/kfed/fig2.csv",
                  "figures/kfed_fig2_structured_vs_iid.png", "data/mnist/features.h5",
@@ -355,3 +480,59 @@ def test_quick_profile_reproduces_the_kfed_applications(quick_run):
     # the printed accuracies sit beside ours, and nothing of the paper is left unrun
     assert len(claims[claims.quantity.str.match(r"test accuracy, (Global|IFCA|k-FED) \(")]) == 12
     assert "not run" not in set(claims.status)
+
+
+def _report_results(path):
+    """The files of a Snakemake HTML report (``var results = {...}``): name -> entry, each
+    with its rendered ``caption`` and, for a text file, its decoded ``text``."""
+    import base64
+    import json
+    import re
+
+    html = path.read_text()
+    start = html.index("var results = ") + len("var results = ")
+    results, _ = json.JSONDecoder().raw_decode(html, start)
+    for entry in results.values():
+        data = re.search(r'data:[^"]*?;base64,([A-Za-z0-9+/=]+)', html[html.find(
+            f"filename={entry['filename']};"):][:10_000_000])
+        if entry["mime_type"].startswith("text") and data:
+            entry["text"] = base64.b64decode(data.group(1)).decode()
+    return results
+
+
+@pytest.mark.reproduction
+def test_the_report_shows_every_figure_with_its_caption_the_claims_and_the_run(quick_run):
+    import html
+    import re
+
+    from fedclust.pipeline import registry
+    from fedclust.pipeline.config import validate_config
+
+    work, _ = quick_run
+    from .conftest import shared_data_dir
+    run(["--report", "report.html", "--configfile", "config/ci.yaml", "--config",
+         f"data_mirror={shared_data_dir()}"], work)
+    results = _report_results(work / "report.html")
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    update = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    from snakemake.utils import update_config
+    update_config(config, update)
+    validate_config(config, REPO / "config" / "schema.yaml")
+
+    def text(caption):
+        return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", caption)).split())
+
+    figures = [f"figures/{paper}_{name}.png" for paper, names in
+               registry.figure_names(config).items() for name in names]
+    assert len(figures) > 40 and set(figures) <= set(results)
+    for name in figures:
+        paper, figure = name.removeprefix("figures/").removesuffix(".png").split("_", 1)
+        expected = " ".join(registry.figure_caption(paper, figure, config).split())
+        shown = text(results[name]["caption"])
+        assert shown[:60] == expected[:60].replace("*", ""), name  # what it reproduces
+        assert len(shown) > 0.8 * len(expected)  # deviations included, not cut short
+    reproduction = results["results/reproduction.md"]["text"]
+    assert "| paper |" in reproduction.replace("  ", " ").lower() or "paper" in reproduction
+    run_config = yaml.safe_load(results["results/run_config.yaml"]["text"])
+    assert run_config["config"]["profile"] == "quick"
+    assert set(run_config["versions"]) >= {"python", "numpy", "scikit-learn", "snakemake"}

@@ -15,6 +15,7 @@ __all__ = [
     "check_devices",
     "check_sample_weight",
     "check_n_clusters",
+    "check_distinct_points",
     "fit_rng",
     "check_int",
     "check_fraction",
@@ -61,6 +62,29 @@ def check_finite(X: np.ndarray, *, name: str = "X", total: float | None = None) 
             total = X.sum()
     if not np.isfinite(total) and not np.isfinite(X).all():
         raise ValueError(f"{name} contains NaN or infinite values")
+    _check_scale(X, name)
+
+
+def _check_scale(X: np.ndarray, name: str) -> None:
+    """Raise a ``ValueError`` naming ``X`` when its squared distances could overflow.
+
+    Every k-means cost below is a sum of squared distances, each at most twice the sum of two
+    squared norms; while ``4 n`` times the total squared norm stays below the dtype's largest
+    value, no cost a fit computes can overflow. Data close to that limit (entries near 1e150
+    in float64, 1e12 in float32) fail here, naming the remedy, instead of as NaN deep inside
+    a fit.
+    """
+    if X.size == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = float(np.vdot(X.ravel(), X.ravel()))
+    limit = float(np.finfo(X.dtype).max) / (4.0 * X.shape[0])
+    if not squares < limit:
+        largest = float(np.abs(X).max())
+        raise ValueError(
+            f"{name} holds values up to {largest:.3g}, too large for k-means in {X.dtype}: "
+            f"its squared distances would overflow; rescale {name} (e.g. with "
+            f"sklearn.preprocessing.StandardScaler)")
 
 
 def check_devices(devices, n_samples: int, *, name: str = "devices") -> np.ndarray:
@@ -115,6 +139,41 @@ def check_n_clusters(n_clusters, n_samples: int, *, name: str = "n_clusters") ->
         raise ValueError(f"{name}={n_clusters} exceeds the number of samples ({n_samples}): "
                          f"every cluster needs at least one point")
     return n_clusters
+
+
+def _distinct_rows(X: np.ndarray, cap: int) -> int:
+    """How many distinct rows ``X`` has, counted up to ``cap`` (one vectorized comparison of
+    every row per distinct row found)."""
+    if len(X) == 0:
+        return 0
+    found, unmatched = 1, np.any(X != X[0], axis=1)
+    while found < cap and unmatched.any():
+        row = X[np.argmax(unmatched)]
+        unmatched &= np.any(X != row, axis=1)
+        found += 1
+    return found
+
+
+def check_distinct_points(X: np.ndarray, n_clusters: int, sample_weight=None) -> None:
+    """Raise :class:`~fedclust.exceptions.InfeasibleSettingError` when ``X`` (its rows of
+    positive weight) holds fewer than ``n_clusters`` distinct points: k distinct centres
+    cannot be found, and an estimator would otherwise return duplicate ones silently.
+
+    Most data show ``n_clusters`` distinct rows among their first few rows, so the full scan
+    runs only on data with many repeated rows.
+    """
+    from .exceptions import InfeasibleSettingError
+
+    if sample_weight is not None:
+        X = X[sample_weight > 0]
+    head = X[:8 * n_clusters]
+    if _distinct_rows(head, n_clusters) >= n_clusters:
+        return
+    found = _distinct_rows(X, n_clusters)
+    if found < n_clusters:
+        raise InfeasibleSettingError(
+            f"the data hold only {found} distinct point(s) (of positive weight); "
+            f"n_clusters={n_clusters} distinct centres cannot be found")
 
 
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:

@@ -114,7 +114,8 @@ def local_solutions(federation: Federation, n_clusters: int, *, random_state=Non
     """Algorithm 1, step 1 on every node: ``k`` centers by k-means++ seeding and Lloyd's
     refinement (the paper leaves the constant-factor algorithm open; k-means++ alone is an
     ``O(log k)`` approximation in expectation, Lloyd only lowers its cost), weighted by the
-    rows' weights. A node with at most ``k`` points of positive weight takes them all.
+    rows' weights. A node with at most ``k`` points of positive weight takes them all (none,
+    when all its points weigh 0).
 
     ``objective="kmedian"``: ``D`` seeding (also ``O(log k)`` for the k-median cost) and
     k-median Lloyd; ``row_costs`` are then the distances ``m_p = d(p, B_i)`` (Algorithm 1 for
@@ -125,8 +126,10 @@ def local_solutions(federation: Federation, n_clusters: int, *, random_state=Non
     w = federation.weights
     positive = np.bincount(federation.device_of_row, weights=federation.row_weights > 0,
                            minlength=federation.n_devices).astype(np.int64)
-    if (positive == 0).any():
-        z = int(np.flatnonzero(positive == 0)[0])
+    weighted = np.bincount(federation.device_of_row, weights=federation.row_weights != 0,
+                           minlength=federation.n_devices)
+    if ((positive == 0) & (weighted > 0)).any():
+        z = int(np.flatnonzero((positive == 0) & (weighted > 0))[0])
         raise ValueError(f"device {federation.device_ids[z]} has no point of positive weight: "
                          f"it has no local solution to build a coreset portion from")
     per_device = np.minimum(n_clusters, positive)
@@ -140,6 +143,9 @@ def local_solutions(federation: Federation, n_clusters: int, *, random_state=Non
     row_costs = result.sq_distances.astype(np.float64)
     if objective == "kmedian":
         row_costs = np.sqrt(row_costs)
+    # a node whose points all weigh 0 has no centers (its distances are infinite): it costs 0
+    # and so gets no share; its portion is empty
+    row_costs[federation.row_weights == 0] = 0.0
     costs = np.bincount(federation.device_of_row,
                         weights=np.abs(federation.row_weights) * row_costs,
                         minlength=federation.n_devices)

@@ -18,11 +18,14 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["atomic_path", "current_umask", "write_table", "read_table", "tidy", "skipped",
+__all__ = ["atomic_path", "remove_orphan_temporaries", "current_umask", "write_table",
+           "read_table", "tidy", "skipped",
            "concat_tables", "write_text", "run_config_text", "VERSIONED_PACKAGES",
            "TIDY_COLUMNS", "SKIPPED"]
 
 TIDY_COLUMNS = ("metric", "value")
+#: What marks a temporary file of :func:`atomic_path` (``.<name>.tmp-<random><suffix>``).
+_TEMPORARY = ".tmp-"
 #: The metric of a run that could not be done; its ``reason`` column says why.
 SKIPPED = "skipped"
 
@@ -50,7 +53,7 @@ def atomic_path(path, *, suffix: str | None = None):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMPORARY}",
                                suffix=path.suffix if suffix is None else suffix)
     os.close(fd)
     tmp = Path(tmp)
@@ -60,6 +63,23 @@ def atomic_path(path, *, suffix: str | None = None):
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_orphan_temporaries(folders) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_path` left under ``folders`` by a process
+    killed mid-write (``SIGKILL``, a node lost), which nothing else would ever remove.
+
+    Only safe while no writer runs: the Snakefile calls it on start, holding Snakemake's lock
+    on the working directory, before the first job. Returns the removed paths.
+    """
+    removed = []
+    for folder in map(Path, folders):
+        if folder.is_dir():
+            for orphan in folder.rglob(f".*{_TEMPORARY}*"):
+                if orphan.is_file():
+                    orphan.unlink()
+                    removed.append(orphan)
+    return removed
 
 
 def write_table(df: pd.DataFrame, path) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_data, check_n_clusters, fit_rng
+from .._validation import check_data, check_distinct_points, check_n_clusters, fit_rng
 from ..communication import Communication
 from ..federation import Federation
 from ..lloyd import assign
@@ -96,6 +96,7 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
             X, devices, sample_weight=sample_weight, topology=getattr(self, "topology", None),
             allow_negative_weights=self._allows_negative_weights)
         check_n_clusters(self.n_clusters, federation.n_samples)
+        check_distinct_points(federation.X, self.n_clusters, federation.weights)
         comm = Communication(float_bytes=federation.X.itemsize)
         self._fit(federation, fit_rng(self.random_state), comm, callback)
         self.n_features_in_ = federation.n_features

@@ -503,6 +503,11 @@ class KFed(FederatedClusteringMixin):
         global_of_local = np.full(local.valid.shape, -1, dtype=np.int64)
         global_of_local[device_of_center, slot] = center_labels
         induced = global_of_local[federation.device_of_row, local.labels]
+        unplaced = induced < 0
+        if unplaced.any():
+            # a device whose rows all have zero weight forms no local cluster (Algorithm 1 on
+            # weighted points); its rows take the nearest global center, as predict would
+            induced[unplaced] = assign(federation.X[unplaced], self.cluster_centers_)[0]
         self.labels_ = federation.to_original_order(induced)
 
         self.device_clusters_ = per_device

@@ -63,6 +63,7 @@ __all__ = [
     "read_cifar10_batch",
     "read_cifar10_jpeg_tar",
     "read_cifar10_python",
+    "verify_cifar10_batch",
 ]
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
@@ -146,7 +147,7 @@ class Cifar10Data:
 # official python batches
 
 
-def _verify_batch(path: Path, name: str | None = None, label: str | None = None) -> None:
+def verify_cifar10_batch(path: Path, name: str | None = None, label: str | None = None) -> None:
     """Check a batch file against the published md5 of batch ``name`` (default: its name)."""
     name = name or path.name
     verify_file(path, md5=CIFAR10_BATCH_MD5[name], label=label or name)
@@ -156,7 +157,7 @@ def _extract_batches(archive: Path, folder: Path, names: list[str]) -> None:
     """Copy the members called ``names`` (at any depth) out of ``archive`` into ``folder``,
     each checked against :data:`CIFAR10_BATCH_MD5` before it is renamed into place."""
     extract_members(archive, folder, names, error=Cifar10FormatError,
-                    verify=lambda tmp, name, label: _verify_batch(tmp, name, label))
+                    verify=lambda tmp, name, label: verify_cifar10_batch(tmp, name, label))
 
 
 def fetch_cifar10_python(root, *, mirror=None, progress: bool = True) -> Path:
@@ -183,7 +184,7 @@ def fetch_cifar10_python(root, *, mirror=None, progress: bool = True) -> Path:
     missing = [name for name in _BATCH_NAMES if not (folder / name).is_file()]
     for name in _BATCH_NAMES:
         if name not in missing:
-            _verify_batch(folder / name)
+            verify_cifar10_batch(folder / name)
     if missing:
         archive = fetch(CIFAR10_FILES["python"], root, mirror=mirror, progress=progress)
         _extract_batches(archive, folder, missing)
@@ -281,7 +282,7 @@ def read_cifar10_python(folder, split: str = "train", *,
     for name in CIFAR10_BATCHES[split]:
         path = folder / name
         if verify and path.is_file():
-            _verify_batch(path)
+            verify_cifar10_batch(path)
         X, y = read_cifar10_batch(path)
         images.append(X)
         labels.append(y)
@@ -425,7 +426,7 @@ def _source_files(root: Path, source: str, mirror, download: bool,
             raise FileNotFoundError(f"CIFAR-10 batch file(s) missing: {missing} (fetch them "
                                     f"with fetch_cifar10_python or download=True)")
         for name in _BATCH_NAMES:
-            _verify_batch(folder / name)
+            verify_cifar10_batch(folder / name)
     return [(folder / name, "md5", CIFAR10_BATCH_MD5[name]) for name in _BATCH_NAMES]
 
 

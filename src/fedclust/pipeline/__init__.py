@@ -10,3 +10,6 @@ run.
 The Snakefile imports this package at parse time: nothing here imports the numerical stack
 until a job calls it.
 """
+
+#: The only folders the pipeline writes to (besides Snakemake's own .snakemake/).
+OUTPUT_FOLDERS = ("data", "results", "figures")

@@ -21,7 +21,7 @@ from jsonschema.exceptions import best_match
 
 from .data import SYNTHETIC, dataset_names
 
-__all__ = ["ConfigError", "load_schema", "validate_config"]
+__all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values"]
 
 
 class ConfigError(ValueError):
@@ -113,6 +113,43 @@ def _message(error) -> str:
     return text
 
 
+def type_command_line_values(config: dict, overrides: dict) -> dict:
+    """Give the values nested in ``--config`` overrides their YAML types, in ``config``.
+
+    Snakemake types a top-level ``--config seed=3`` (an int) but reads a nested override,
+    ``--config 'kfed={table1: {runs: 5}}'``, with YAML's base loader: every value inside it is
+    a string. Each such string that ``config`` still holds at the same place is read again as
+    YAML (``'5'`` -> 5, ``'0.5'`` -> 0.5, ``'[1, 2]'`` stays a list of ints), so the schema
+    checks what the user meant. Snakemake refuses dotted keys (``kfed.table1.runs=5``) before
+    any workflow code runs; the nested form is the way to change one value of a section.
+
+    Examples
+    --------
+    >>> config = {"kfed": {"table1": {"runs": "0", "name": "sqrt"}}, "seed": 3}
+    >>> type_command_line_values(config, {"kfed": {"table1": {"runs": "0", "name": "sqrt"}}})
+    {'kfed': {'table1': {'runs': 0, 'name': 'sqrt'}}, 'seed': 3}
+    """
+    def retype(target, given, depth):
+        if isinstance(given, dict) and isinstance(target, dict):
+            for key, value in given.items():
+                if key in target:
+                    target[key] = retype(target[key], value, depth + 1)
+            return target
+        if isinstance(given, list) and isinstance(target, list) and len(given) == len(target):
+            return [retype(t, g, depth + 1) for t, g in zip(target, given, strict=True)]
+        if depth > 1 and isinstance(given, str) and target == given:
+            try:
+                return yaml.safe_load(given)
+            except yaml.YAMLError:
+                return given
+        return target
+
+    for key, value in overrides.items():
+        if key in config:
+            config[key] = retype(config[key], value, 1)
+    return config
+
+
 def validate_config(config: dict, schema_path) -> dict:
     """Validate ``config`` in place against the schema, filling its defaults.
 
@@ -148,8 +185,59 @@ def validate_config(config: dict, schema_path) -> dict:
         raise ConfigError(_message(error))
     _check_coreset(config)
     _check_fedkmeans(config)
+    _check_kfed_clusters_per_device(config)
     _check_kfed_applications(config)
+    _check_localkmeans(config)
     return config
+
+
+_KFED_ORACLE_SECTIONS = ("fig2", "fig3", "participation", "new_devices", "heterogeneity")
+
+
+def _check_kfed_clusters_per_device(config: dict) -> None:
+    """k' <= k wherever both are known before any job: Table 1 and Fig 1 give k per setting;
+    an oracle section gives an int k, or 'chosen' (a k of ``separation.k_grid``, known only
+    once the separation analysis ran: then k' above the largest k of the grid can never fit)."""
+    cfg = config.get("kfed")
+    if not cfg:
+        return
+    for name in ("table1", "fig1"):
+        section = cfg.get(name)
+        if not section or section["device_clusters"] == "sqrt":
+            continue
+        k = min(s["n_clusters"] for s in section["settings"])
+        if section["device_clusters"] > k:
+            raise ConfigError(f"config key 'kfed.{name}.device_clusters': k'="
+                              f"{section['device_clusters']} is more than k={k} of "
+                              f"kfed.{name}.settings (a device cannot hold more clusters than "
+                              f"there are)")
+    k_grid = cfg.get("separation", {}).get("k_grid", [])
+    for name in _KFED_ORACLE_SECTIONS:
+        section = cfg.get(name)
+        if not section:
+            continue
+        k, kp = section["n_clusters"], section["device_clusters"]
+        largest_kp = max(kp) if isinstance(kp, list) else (None if kp == "sqrt" else kp)
+        largest_k = max(k_grid, default=None) if k == "chosen" else k
+        if largest_kp is not None and largest_k is not None and largest_kp > largest_k:
+            where = "the largest k of kfed.separation.k_grid" if k == "chosen" else \
+                f"kfed.{name}.n_clusters"
+            raise ConfigError(f"config key 'kfed.{name}.device_clusters': k'={largest_kp} is "
+                              f"more than k={largest_k} ({where})")
+
+
+def _check_localkmeans(config: dict) -> None:
+    """LocalKMeans' synthetic model places K orthonormal centres in R^d, so d >= K for every K
+    it draws (Sec. 4.1 and the K sweep of Fig 4)."""
+    cfg = config.get("localkmeans")
+    if not cfg:
+        return
+    d = cfg["synthetic"]["n_features"]
+    for key, k in (("localkmeans.synthetic.n_clusters", cfg["synthetic"]["n_clusters"]),
+                   ("localkmeans.fig4.n_clusters", max(cfg["fig4"]["n_clusters"], default=0))):
+        if k > d:
+            raise ConfigError(f"config key '{key}': K={k} orthonormal centres do not fit in "
+                              f"R^{d} (localkmeans.synthetic.n_features); K <= d is needed")
 
 
 def _check_kfed_applications(config: dict) -> None:

@@ -1,4 +1,5 @@
-"""Cost against the number of devices: KFed and LocalKMeans from 10^2 to 10^5 devices.
+"""Cost against the number of devices: KFed, LocalKMeans, DistributedCoreset and FederatedKMeans
+from 10^2 to 10^5 devices.
 
     python benchmarks/scaling.py [--devices 100 1000 10000 100000]
 
@@ -28,6 +29,9 @@ OUT = ROOT / "benchmarks" / "results"
 
 K, K_PRIME, D = 16, 4, 20
 LKM_STEPS, LKM_ITER = 3, 10
+CORESET_SIZE = 2000
+FKM_FRACTION, FKM_ROUNDS = 0.1, 20
+ALGORITHMS = ("KFed", "LocalKMeans", "DistributedCoreset", "FederatedKMeans")
 
 
 def _rss_mb() -> float:
@@ -36,7 +40,13 @@ def _rss_mb() -> float:
 
 def one(algorithm: str, n_devices: int, per_device: int) -> dict:
     """Fit one algorithm at one size in this process; return its time and peak memory."""
-    from fedclust import KFed, LocalKMeans, structured_partition
+    from fedclust import (
+        DistributedCoreset,
+        FederatedKMeans,
+        KFed,
+        LocalKMeans,
+        structured_partition,
+    )
     from fedclust.data import make_separated_mixture
     from fedclust.metrics import clustering_accuracy
 
@@ -48,7 +58,14 @@ def one(algorithm: str, n_devices: int, per_device: int) -> dict:
         estimator = KFed(K, K_PRIME, random_state=0)
     else:
         devices = np.random.default_rng(0).integers(0, n_devices, size=len(mix.labels))
-        estimator = LocalKMeans(K, LKM_STEPS, n_iter=LKM_ITER, random_state=0)
+        estimator = {
+            "LocalKMeans": lambda: LocalKMeans(K, LKM_STEPS, n_iter=LKM_ITER, random_state=0),
+            "DistributedCoreset": lambda: DistributedCoreset(K, CORESET_SIZE, n_init=1,
+                                                             random_state=0),
+            "FederatedKMeans": lambda: FederatedKMeans(K, sample_fraction=FKM_FRACTION,
+                                                       n_rounds=FKM_ROUNDS, init="k-means++",
+                                                       random_state=0),
+        }[algorithm]()
     # compile the kernels on a small copy first: compilation is not what is measured
     small = np.isin(devices, np.unique(devices)[:8])
     type(estimator)(**estimator.get_params()).fit(mix.X[small], devices[small])
@@ -84,7 +101,9 @@ def plot(table: pd.DataFrame, path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
     per = table.points.iloc[0] // table.devices.iloc[0]
     fig.suptitle(f"Cost against devices: {per} points per device, d={D}, k={K}; "
-                 f"KFed k'={K_PRIME}; LocalKMeans L={LKM_STEPS}, T={LKM_ITER}", fontsize=9)
+                 f"KFed k'={K_PRIME}; LocalKMeans L={LKM_STEPS}, T={LKM_ITER}; coreset "
+                 f"t={CORESET_SIZE}; federated k-means C={FKM_FRACTION}, T={FKM_ROUNDS}",
+                 fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -94,12 +113,14 @@ def main(argv=None):
     parser.add_argument("--devices", type=int, nargs="*", default=[100, 1000, 10_000, 100_000])
     parser.add_argument("--per-device", type=int, default=20)
     parser.add_argument("--one", nargs=2, metavar=("ALGORITHM", "DEVICES"))
+    parser.add_argument("--algorithms", nargs="*", default=list(ALGORITHMS),
+                        choices=ALGORITHMS)
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.one[0], int(args.one[1]), args.per_device)))
         return
     rows = []
-    for algorithm in ("KFed", "LocalKMeans"):
+    for algorithm in args.algorithms:
         for n_devices in args.devices:
             result = subprocess.run(
                 [sys.executable, __file__, "--one", algorithm, str(n_devices),
@@ -114,8 +135,10 @@ def main(argv=None):
     from bench_kernel import machine
     lines = [f"# Cost against the number of devices\n\nMachine: {machine()}. Command: "
              f"`python benchmarks/scaling.py`. {args.per_device} points per device, d={D}, "
-             f"k={K}; KFed with k'={K_PRIME} on structured devices; LocalKMeans with "
-             f"L={LKM_STEPS}, T={LKM_ITER} on random devices.\n",
+             f"k={K}; KFed with k'={K_PRIME} on structured devices; on random devices "
+             f"LocalKMeans with L={LKM_STEPS}, T={LKM_ITER}, DistributedCoreset with "
+             f"t={CORESET_SIZE} (star), FederatedKMeans with C={FKM_FRACTION}, "
+             f"T={FKM_ROUNDS} rounds.\n",
              "| algorithm | devices | points | fit (s) | peak memory (MiB) | data (MiB) | "
              "accuracy |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r.algorithm} | {r.devices} | {r.points} | {r.seconds:.3f} | "

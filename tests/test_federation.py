@@ -123,6 +123,9 @@ def test_rows_already_sorted_by_device_are_not_copied(rng):
 def test_huge_finite_values_are_not_mistaken_for_infinite():
     from fedclust._validation import check_data
     X = np.full((4, 2), 1e308)  # the sum overflows; every entry is finite
+    with pytest.raises(ValueError, match="X holds values up to 1e\\+308, too large"):
+        check_data(X)  # named as too large, not as infinite
+    X = np.full((4, 2), 1e100)
     assert check_data(X) is X
     X[2, 1] = np.nan
     with pytest.raises(ValueError, match="X contains NaN"):
@@ -151,8 +154,11 @@ def test_nan_or_inf_refused_whether_or_not_rows_are_copied(devices, bad):
     X[2, 1] = bad
     with pytest.raises(ValueError, match="X contains NaN or infinite values"):
         Federation.from_devices(X, devices)
-    huge = np.full((4, 3), 1e308)  # the sum overflows, the entries are finite: accepted
-    assert np.isfinite(Federation.from_devices(huge, devices).X).all()
+    large = np.full((4, 3), 1e100)  # large, and squared distances still fit: accepted
+    assert np.isfinite(Federation.from_devices(large, devices).X).all()
+    huge = np.full((4, 3), 1e308)  # the sum overflows, the entries are finite: named so
+    with pytest.raises(ValueError, match="X holds values up to 1e\\+308, too large"):
+        Federation.from_devices(huge, devices)
 
 
 def test_site_weight_partitions_follow_the_site_weights():

@@ -210,6 +210,16 @@ MALFORMED = [
     (_set(("kfed", "enabled"), "yes"), "'kfed.enabled': 'yes' is not of type boolean"),
     (_set(("coreset", "n_clusters"), {"mnist": 10, "cifar10": 10}),
      "'coreset.n_clusters': 'cifar10' is not one of"),
+    (_set(("comparison", "n_clusters"), {"mixture": 16, "mnist": 10, "femnist": 10}),
+     "'comparison.n_clusters': no k for data set(s) shakespeare"),
+    (_set(("comparison", "device_clusters"), 6),
+     "'comparison.device_clusters': k'=6 is more than k=5 of shakespeare"),
+    (_set(("comparison", "n_devices"), 3),
+     "'comparison.n_devices': 3 devices of at most k'=2 clusters cannot hold the k=16"),
+    (_set(("comparison", "dropout"), [0.0, 1.0]),
+     "'comparison.dropout[1]': 1.0 is greater than or equal to the maximum of 1"),
+    (_set(("comparison", "coreset"), {"topologies": ["grid"]}),
+     "'comparison.coreset.topologies[0]': 'grid' is not one of ['star', 'erdos_renyi']"),
 ]
 
 

@@ -36,7 +36,9 @@ def cfg(request):
 def test_targets_cover_every_enabled_figure_and_paper(cfg):
     targets = registry.targets(cfg)
     names = registry.figure_names(cfg)
-    assert set(names) == {"kfed", "localkmeans", "coreset", "fedkmeans"}
+    assert set(names) == {"kfed", "localkmeans", "coreset", "fedkmeans", "comparison"}
+    assert set(names["comparison"]) == {"pareto_bytes", "pareto_rounds", "dropout",
+                                        "heterogeneity"}
     assert {"sweep_fig1", "sweep_fig5b", "progress_fig6", "progress_fig7b"} <= set(
         names["fedkmeans"])
     assert "fig5_separation_mnist" in names["kfed"]
@@ -141,3 +143,20 @@ def test_each_stated_reason_to_differ_is_in_its_figures_caption(cfg):
             assert all(reason in caption for reason in reasons), (name, reasons)
     # a section without stated reasons adds nothing
     assert registry.stated_differences(cfg, "kfed", "table1") == ""
+
+
+def test_the_comparison_runs_natural_partitions_only_where_devices_are_natural(cfg):
+    from fedclust.pipeline import comparison
+
+    settings = comparison.settings(cfg)
+    assert ("femnist", "natural") in settings and ("shakespeare", "natural") in settings
+    assert ("mnist", "natural") not in settings and ("mixture", "natural") not in settings
+    assert comparison.natural_datasets(cfg) == ["femnist", "shakespeare"]
+    parts = registry.table_parts("comparison", "table", cfg)
+    assert parts == [comparison.setting_part(ds, p) for ds, p in settings]
+    # a job sees its data set's k and not the other jobs' lists
+    job = comparison.job_settings(cfg, "mnist")
+    assert job["n_clusters"] == cfg["comparison"]["n_clusters"]["mnist"]
+    assert not {"datasets", "partitions", "mix_fractions", "mixture"} & set(job)
+    assert "mix_fractions" in comparison.job_settings(cfg, "femnist", heterogeneity=True)
+    assert comparison.features("mixture") == []

@@ -1,6 +1,7 @@
 # Shared by every .smk file: the conda environment, the registry-driven wildcard constraints
 # and the run-on-the-submitting-host rules.
 
+from fedclust.pipeline import comparison as comparison_pipeline
 from fedclust.pipeline import coreset as coreset_pipeline
 from fedclust.pipeline import data as datasets
 from fedclust.pipeline import fedkmeans as fedkmeans_pipeline

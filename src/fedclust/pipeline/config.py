@@ -19,7 +19,7 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 
-from .data import SYNTHETIC, dataset_names
+from .data import MIXTURE, SYNTHETIC, dataset_names
 
 __all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values"]
 
@@ -59,6 +59,9 @@ def load_schema(path) -> dict:
     defs["coreset_dataset"] = {"type": "string", "enum": [*dataset_names(), *SYNTHETIC],
                                "description": "a data set of fedclust.pipeline.data.DATASETS "
                                               "or a synthetic one (SYNTHETIC)"}
+    defs["comparison_dataset"] = {"type": "string", "enum": [MIXTURE, *dataset_names()],
+                                  "description": "a data set of fedclust.pipeline.data.DATASETS "
+                                                 f"or '{MIXTURE}' (k-FED's Gaussian mixture)"}
     defs["natural_dataset"] = {"type": "string", "enum": dataset_names(natural=True),
                                "description": "a data set with a natural partition"}
     return schema
@@ -188,7 +191,31 @@ def validate_config(config: dict, schema_path) -> dict:
     _check_kfed_clusters_per_device(config)
     _check_kfed_applications(config)
     _check_localkmeans(config)
+    _check_comparison(config)
     return config
+
+
+def _check_comparison(config: dict) -> None:
+    """Every data set of the comparison has its k, k' fits in every k, and the structured
+    partition's devices can hold every cluster."""
+    cfg = config.get("comparison")
+    if not cfg:
+        return
+    lacking = [ds for ds in cfg["datasets"] if ds not in cfg["n_clusters"]]
+    if lacking:
+        raise ConfigError(f"config key 'comparison.n_clusters': no k for data set(s) "
+                          f"{', '.join(lacking)}; add e.g. 'comparison.n_clusters."
+                          f"{lacking[0]}: 10'")
+    for ds in cfg["datasets"]:
+        k = cfg["n_clusters"][ds]
+        if "structured" in cfg["partitions"] and cfg["n_devices"] * cfg["device_clusters"] < k:
+            raise ConfigError(f"config key 'comparison.n_devices': {cfg['n_devices']} devices "
+                              f"of at most k'={cfg['device_clusters']} clusters cannot hold the "
+                              f"k={k} clusters of {ds} (structured partition)")
+        if cfg["device_clusters"] > cfg["n_clusters"][ds]:
+            raise ConfigError(f"config key 'comparison.device_clusters': k'="
+                              f"{cfg['device_clusters']} is more than k="
+                              f"{cfg['n_clusters'][ds]} of {ds}")
 
 
 _KFED_ORACLE_SECTIONS = ("fig2", "fig3", "participation", "new_devices", "heterogeneity")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
-           "local_checks", "remove_corrupt_copies"]
+           "local_checks", "remove_corrupt_copies", "MIXTURE"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ DATASETS = {spec.name: spec for spec in (
 
 #: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.
 SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
+
+#: The comparison's synthetic data set: k-FED's separated Gaussian mixture, drawn in the job.
+MIXTURE = "mixture"
 
 #: Fetch rules, each downloading (or copying from the mirror) one upstream release.
 FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",

@@ -128,8 +128,9 @@ def gathered_table(paper_key: str, table: str) -> Callable:
 
 def papers() -> dict[str, Paper]:
     """Every paper of the pipeline, by key."""
-    from . import coreset, fedkmeans, kfed, localkmeans
-    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER, fedkmeans.PAPER)}
+    from . import comparison, coreset, fedkmeans, kfed, localkmeans
+    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER, fedkmeans.PAPER,
+                               comparison.PAPER)}
 
 
 def paper(key: str) -> Paper:

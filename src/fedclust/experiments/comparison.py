@@ -1,0 +1,311 @@
+"""Every algorithm of the four papers side by side, on the same partitions of the same data.
+
+None of the papers compares them: k-FED (one round, Dennis et al. 2021), naive distributed
+Lloyd (k-FED's Fig 3 baseline), LocalKMeans (several ``L``, Vardhan et al. 2025), the
+distributed coreset over a star and over a general graph (Balcan et al. 2013), federated
+mini-batch k-means (Triebe & Rajagopal 2019), and scikit-learn's ``KMeans`` on the pooled data,
+the centralized reference every cost is divided by.
+
+A *setting* is a data set and a partition of its rows over devices:
+
+* ``iid`` -- rows dealt uniformly at random over ``n_devices`` devices;
+* ``structured`` -- every device holds rows of a random subset of at most ``k'`` clusters of
+  the centralized clustering (k-FED's Sec. 4.2.1 partition, :func:`subset_partition`), over
+  the same ``n_devices``;
+* ``natural`` -- the data's own devices (FEMNIST writers, Shakespeare roles);
+* ``mix=<f>`` -- the natural partition with a fraction ``f`` of the rows moved to random
+  devices (:func:`~fedclust.experiments.kfed_federated.mix_partition`): ``0`` natural, ``1``
+  IID -- the heterogeneity sweep.
+
+Within a run every algorithm sees the same partition and, at each dropout fraction, the same
+devices dropped (drawn from seeds named by the data set, partition, fraction and run, never by
+the algorithm): a dropped device's rows are not fitted on, but they are scored -- quality is
+measured on all the data, against the centralized clustering of all the data.
+
+Recorded per (algorithm, variant, dropout, run): ``cost_ratio`` (k-means cost of the returned
+centres on every row over the centralized cost), ``accuracy`` (against the class labels, where
+the data set has ``k`` classes), ``agreement`` (accuracy against the centralized clustering),
+``rounds``, ``floats_up``/``floats_down``, ``bytes_up``/``bytes_down`` (the shared ledger;
+the centralized reference uploads every row once), ``wall_s`` (the fit) and ``peak_mb`` (the
+fit's peak traced allocation: numpy and Python objects, ``tracemalloc``; the compiled kernels'
+internal buffers are not seen). A setting an algorithm cannot run is a skipped row with its
+reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from ..algorithms import DistributedCoreset, DistributedLloyd, FederatedKMeans, KFed, LocalKMeans
+from ..exceptions import InfeasibleSettingError
+from ..federation import iid_partition, subset_partition
+from ..io import skipped, tidy
+from ..metrics import clustering_accuracy, kmeans_cost
+from ..progress import progress
+from ..seeds import seed_for
+from ..topology import Topology
+from .kfed_federated import mix_partition
+
+__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized", "partition_devices",
+           "load_data", "compare_setting", "heterogeneity_sweep", "measure"]
+
+log = logging.getLogger(__name__)
+
+#: The algorithm families, in the order tables and legends list them.
+ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "coreset",
+              "fedkmeans")
+PARTITIONS = ("iid", "structured", "natural")
+#: The columns naming a run of the comparison table.
+IDS = ["dataset", "partition", "n_devices", "n_clusters", "algorithm", "variant", "dropout",
+       "run", "seed"]
+
+
+class Fit:
+    """One estimator of the comparison: its family, its variant and how to build it."""
+
+    def __init__(self, algorithm: str, variant: str, build: Callable[[int, int], object]):
+        self.algorithm, self.variant, self.build = algorithm, variant, build
+
+
+def fits(cfg: dict, n_clusters: int) -> list[Fit]:
+    """The federated estimators of the ``comparison`` config section, each family's variants
+    (LocalKMeans per ``L``, the coreset per topology); ``build(seed, n_devices)``."""
+    k = n_clusters
+    out = [Fit("kfed", f"k'={cfg['device_clusters']}", lambda seed, z: KFed(
+               k, cfg["device_clusters"], random_state=seed, **cfg["kfed"])),
+           Fit("distributed_lloyd", "k-means++", lambda seed, z: DistributedLloyd(
+               k, random_state=seed, **cfg["distributed_lloyd"]))]
+    lkm = cfg["localkmeans"]
+    for steps in lkm["local_steps"]:
+        out.append(Fit("localkmeans", f"L={steps}", lambda seed, z, steps=steps: LocalKMeans(
+            k, steps, n_iter=lkm["n_iter"], random_state=seed)))
+    core = cfg["coreset"]
+    for graph in core["topologies"]:
+        out.append(Fit("coreset", graph, lambda seed, z, graph=graph: DistributedCoreset(
+            k, core["coreset_size"], n_init=core["n_init"], random_state=seed,
+            topology=None if graph == "star" else
+            Topology.erdos_renyi(z, core["erdos_renyi_p"], random_state=seed))))
+    fkm = cfg["fedkmeans"]
+    out.append(Fit("fedkmeans", f"C={fkm['sample_fraction']:g}", lambda seed, z: FederatedKMeans(
+        k, init="k-means++", random_state=seed, **fkm)))
+    return out
+
+
+def measure(fit: Callable[[], object]):
+    """Run ``fit()`` and return its result, wall time (s) and peak traced allocation (MiB)."""
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        result = fit()
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    return result, seconds, peak
+
+
+def centralized(X, n_clusters: int, *, seed: int, n_init: int):
+    """scikit-learn's ``KMeans`` (k-means++, ``n_init`` restarts) on the pooled data."""
+    from sklearn.cluster import KMeans
+
+    return KMeans(n_clusters, n_init=n_init, random_state=seed).fit(X)
+
+
+def partition_devices(partition: str, *, reference_labels, natural, n_devices: int,
+                      device_clusters: int, seed: int) -> np.ndarray:
+    """The device of every row under ``partition`` (``iid``, ``structured``, ``natural`` or
+    ``mix=<fraction>``)."""
+    n = len(reference_labels)
+    if partition == "iid":
+        return iid_partition(n, n_devices, random_state=seed)
+    if partition == "structured":
+        return subset_partition(reference_labels, n_devices, device_clusters, random_state=seed)
+    if natural is None or np.any(np.asarray(natural) < 0):
+        raise ValueError(f"partition {partition!r} needs the data set's natural devices; this "
+                         f"one has none (use iid or structured)")
+    if partition == "natural":
+        return np.asarray(natural)
+    if partition.startswith("mix="):
+        return mix_partition(natural, float(partition.removeprefix("mix=")), random_state=seed)
+    raise ValueError(f"unknown partition {partition!r}; expected one of {PARTITIONS} or "
+                     f"'mix=<fraction>'")
+
+
+def _kept_devices(devices, dropout: float, seed: int) -> np.ndarray:
+    """Row mask of the devices that stay when a fraction ``dropout`` of them drops out."""
+    ids = np.unique(devices)
+    n_drop = int(round(dropout * len(ids)))
+    dropped = np.random.default_rng(seed).choice(ids, size=n_drop, replace=False)
+    return ~np.isin(devices, dropped)
+
+
+def _ledger(comm) -> dict:
+    return {key: float(comm[key]) for key in ("rounds", "floats_up", "floats_down", "bytes_up",
+                                              "bytes_down")}
+
+
+def _quality(X, centers, reference_cost, reference_labels, classes) -> dict:
+    from ..lloyd import assign
+
+    labels = assign(X, centers)[0]
+    out = {"cost_ratio": kmeans_cost(X, centers) / reference_cost,
+           "agreement": clustering_accuracy(reference_labels, labels)}
+    if classes is not None:
+        out["accuracy"] = clustering_accuracy(classes, labels)
+    return out
+
+
+def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_clusters: int,
+          dropouts, base_seed: int, show_progress: bool) -> Iterator[dict]:
+    k = int(n_clusters)
+    if classes is not None and len(np.unique(classes)) != k:
+        classes = None  # accuracy only where k is the number of classes
+    estimators = fits(cfg, k)
+    todo = [(run, partition, dropout, fit) for run in range(cfg["runs"])
+            for partition in partitions for dropout in dropouts
+            for fit in [None, *estimators]]
+    reference = {}
+    for run, partition, dropout, fit in progress(
+            todo, desc=f"comparison on {dataset}", disable=not show_progress, unit="fit"):
+        if run not in reference:  # the centralized clustering of all the data, once per run
+            seed = seed_for(base_seed, "comparison", dataset, "reference", f"k={k}", f"run={run}")
+            model = centralized(X, k, seed=seed, n_init=cfg["centralized_n_init"])
+            reference[run] = (model.inertia_, model.labels_)
+        ref_cost, ref_labels = reference[run]
+        devices = partition_devices(
+            partition, reference_labels=ref_labels, natural=natural,
+            n_devices=cfg["n_devices"], device_clusters=cfg["device_clusters"],
+            seed=seed_for(base_seed, "comparison", dataset, partition, f"k={k}", f"run={run}"))
+        kept = _kept_devices(devices, dropout, seed_for(
+            base_seed, "comparison", dataset, partition, f"dropout={dropout}", f"run={run}"))
+        algorithm, variant = ("centralized", "KMeans") if fit is None else \
+            (fit.algorithm, fit.variant)
+        seed = seed_for(base_seed, "comparison", dataset, partition, f"k={k}", algorithm,
+                        variant, f"dropout={dropout}", f"run={run}")
+        ids = {"dataset": dataset, "partition": partition,
+               "n_devices": int(len(np.unique(devices))), "n_clusters": k,
+               "algorithm": algorithm, "variant": variant, "dropout": float(dropout),
+               "run": run, "seed": seed}
+        Xk, dk = X[kept], devices[kept]
+        if fit is None:
+            model, seconds, peak = measure(partial(
+                centralized, Xk, k, seed=seed, n_init=cfg["centralized_n_init"]))
+            n, d = Xk.shape
+            comm = {"rounds": 1.0, "floats_up": float(n * d), "floats_down": 0.0,
+                    "bytes_up": float(n * d * Xk.itemsize), "bytes_down": 0.0}
+        else:
+            estimator = fit.build(seed, int(dk.max()) + 1)
+            try:
+                model, seconds, peak = measure(partial(estimator.fit, Xk, dk))
+            except InfeasibleSettingError as error:
+                log.warning("skipped %s %s on %s/%s (dropout %g, run %d): %s", algorithm,
+                            variant, dataset, partition, dropout, run, error)
+                yield skipped(ids, error)
+                continue
+            comm = _ledger(model.communication_)
+        yield {**ids, **_quality(X, model.cluster_centers_, ref_cost, ref_labels, classes),
+               **comm, "wall_s": seconds, "peak_mb": peak}
+
+
+def load_data(dataset: str, features, cfg: dict, *, base_seed: int):
+    """The rows of ``dataset`` the comparison runs on: ``(X, classes, natural devices,
+    title)``; at most ``cfg["max_samples"]`` rows (a subset seeded by the data set's name).
+
+    ``cfg`` is the ``comparison`` section with ``n_clusters`` the data set's ``k``.
+    ``mixture`` is k-FED's separated Gaussian mixture (:func:`make_separated_mixture`, ``k``
+    components in groups of ``k'``, ``cfg["mixture"]``) drawn here; a real data set is read
+    from its prepared features (``features``, ``data/<name>/features.h5``).
+    """
+    from ..data import make_separated_mixture
+    from ..pipeline.data import MIXTURE
+    from .datasets import read_prepared
+
+    if dataset == MIXTURE:
+        mix_cfg = cfg["mixture"]
+        mix = make_separated_mixture(
+            cfg["n_clusters"], mix_cfg["n_features"], mix_cfg["separation"],
+            samples_per_cluster=mix_cfg["samples_per_cluster"],
+            device_clusters=cfg["device_clusters"], devices_per_cluster=5,
+            random_state=seed_for(base_seed, "comparison", MIXTURE, "data"))
+        X, classes, natural = mix.X, mix.labels, None
+        title = f"Gaussian mixture (k = {cfg['n_clusters']}, d = {mix_cfg['n_features']})"
+    else:
+        data = read_prepared(features)
+        X, classes = data.X, data.y
+        natural = data.devices if data.has_devices else None
+        title = data.title
+    limit = cfg["max_samples"]
+    if limit and limit < len(X):
+        rows = np.sort(np.random.default_rng(
+            seed_for(base_seed, "comparison", dataset, "rows")).choice(len(X), limit,
+                                                                        replace=False))
+        X, classes = X[rows], classes[rows]
+        natural = None if natural is None else natural[rows]
+    return X, classes, natural, title
+
+
+def compare_setting(X, classes, natural, *, dataset: str, partition: str, cfg: dict,
+                    n_clusters: int, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """Every algorithm on one partition of one data set, at every dropout fraction of
+    ``cfg["dropout"]`` (the robustness sweep; ``0`` is the plain comparison).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    classes : ndarray of shape (n,) or None
+        Class labels (``accuracy`` is recorded when there are ``n_clusters`` classes).
+    natural : ndarray of shape (n,) or None
+        The data set's own devices (needed by ``partition="natural"``).
+    dataset, partition : str
+    cfg : dict
+        The ``comparison`` config section.
+    n_clusters : int
+    base_seed : int
+
+    Returns
+    -------
+    DataFrame
+        Tidy, one row per (:data:`IDS`, metric).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedclust.experiments.comparison import compare_setting
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.repeat(np.eye(3) * 20, 40, axis=0) + rng.standard_normal((120, 3))
+    >>> cfg = {"runs": 1, "n_devices": 6, "device_clusters": 2, "dropout": [0.0],
+    ...        "centralized_n_init": 1, "kfed": {}, "distributed_lloyd": {},
+    ...        "localkmeans": {"local_steps": [2], "n_iter": 5},
+    ...        "coreset": {"coreset_size": 30, "topologies": ["star"], "erdos_renyi_p": 0.5,
+    ...                    "n_init": 1},
+    ...        "fedkmeans": {"sample_fraction": 1.0, "n_rounds": 10}}
+    >>> table = compare_setting(X, np.repeat(np.arange(3), 40), None, dataset="toy",
+    ...                         partition="structured", cfg=cfg, n_clusters=3, base_seed=0,
+    ...                         show_progress=False)
+    >>> sorted(table.algorithm.unique())
+    ['centralized', 'coreset', 'distributed_lloyd', 'fedkmeans', 'kfed', 'localkmeans']
+    >>> bool((table[table.metric == "accuracy"].value == 1.0).all())
+    True
+    """
+    records = list(_runs(X, classes, natural, dataset=dataset, partitions=[partition], cfg=cfg,
+                         n_clusters=n_clusters, dropouts=cfg["dropout"], base_seed=base_seed,
+                         show_progress=show_progress))
+    return tidy(records, IDS)
+
+
+def heterogeneity_sweep(X, classes, natural, *, dataset: str, cfg: dict, n_clusters: int,
+                        base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """Every algorithm from the natural partition towards IID: partition ``mix=<f>`` for every
+    ``f`` of ``cfg["mix_fractions"]``, no dropout. Same table as :func:`compare_setting`."""
+    partitions = [f"mix={f:g}" for f in cfg["mix_fractions"]]
+    records = list(_runs(X, classes, natural, dataset=dataset, partitions=partitions, cfg=cfg,
+                         n_clusters=n_clusters, dropouts=[0.0], base_seed=base_seed,
+                         show_progress=show_progress))
+    return tidy(records, IDS)

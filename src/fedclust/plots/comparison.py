@@ -1,0 +1,170 @@
+"""Figures of the cross-paper comparison, each drawn from its results table alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..experiments.comparison import ALGORITHMS, PARTITIONS
+from ..io import SKIPPED
+from ._style import dataset_title, new_figure
+
+__all__ = ["comparison_stats", "pareto_front", "plot_pareto", "plot_dropout",
+           "plot_heterogeneity", "VARIANT_ORDER"]
+
+#: Marker of every algorithm family (the colour tells the variants apart).
+_MARKERS = dict(zip(ALGORITHMS, "*osDv^", strict=True))
+_KEYS = ["dataset", "partition", "algorithm", "variant", "dropout"]
+
+
+def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over runs of every metric, one row per (setting, algorithm, variant,
+    dropout); ``bytes`` is ``bytes_up + bytes_down``; ``runs`` counts the runs done (skipped
+    runs are left out)."""
+    done = table[table["metric"] != SKIPPED]
+    wide = done.pivot_table(index=_KEYS + ["run"], columns="metric", values="value",
+                            aggfunc="first").reset_index()
+    wide["bytes"] = wide["bytes_up"] + wide["bytes_down"]
+    metrics = [c for c in wide.columns if c not in _KEYS + ["run"]]
+    grouped = wide.groupby(_KEYS, sort=False)
+    stats = grouped[metrics].mean()
+    stats = stats.join(grouped[metrics].std().add_suffix("_std")).join(
+        grouped.size().rename("runs"))
+    return stats.reset_index()
+
+
+VARIANT_ORDER = ALGORITHMS
+
+
+def _label(row) -> str:
+    name = {"centralized": "centralized", "kfed": "k-FED", "distributed_lloyd":
+            "distributed Lloyd", "localkmeans": "LocalKMeans", "coreset": "coreset",
+            "fedkmeans": "federated k-means"}[row.algorithm]
+    return name if row.variant in ("KMeans", "k-means++") else f"{name} {row.variant}"
+
+
+def _colours(stats: pd.DataFrame) -> dict:
+    import matplotlib
+
+    labels = list(dict.fromkeys(
+        _label(r) for r in stats.sort_values("algorithm", key=lambda s: s.map(
+            {a: i for i, a in enumerate(ALGORITHMS)}), kind="stable").itertuples()))
+    cmap = matplotlib.colormaps["tab10"]
+    return {label: cmap(i % 10) for i, label in enumerate(labels)}
+
+
+def _grid(stats: pd.DataFrame):
+    datasets = list(dict.fromkeys(stats["dataset"]))
+    partitions = [p for p in PARTITIONS if p in set(stats["partition"])]
+    return datasets, partitions
+
+
+def pareto_front(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """The points no other point beats on both ``x`` and ``y`` (lower is better), by ``x``."""
+    order = np.lexsort((np.asarray(y), np.asarray(x)))
+    xs, ys = np.asarray(x)[order], np.asarray(y)[order]
+    keep = ys <= np.minimum.accumulate(ys)
+    return xs[keep], ys[keep]
+
+
+def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
+    """Cost over the centralized cost against bytes (or rounds), no dropout; one panel per
+    (data set, partition), the Pareto front as grey steps."""
+    stats = comparison_stats(table)
+    stats = stats[stats["dropout"] == 0]
+    colours = _colours(stats)
+    datasets, partitions = _grid(stats)
+    fig, axes = new_figure(len(partitions), len(datasets), width=3.3, height=2.6)
+    for i, ds in enumerate(datasets):
+        for j, part in enumerate(partitions):
+            ax = axes[i, j]
+            cell = stats[(stats["dataset"] == ds) & (stats["partition"] == part)]
+            if cell.empty:
+                ax.set_visible(False)
+                continue
+            for row in cell.itertuples():
+                ax.errorbar(getattr(row, x), row.cost_ratio, yerr=row.cost_ratio_std
+                            if np.isfinite(row.cost_ratio_std) else None,
+                            marker=_MARKERS[row.algorithm], color=colours[_label(row)],
+                            linestyle="none", markersize=7, label=_label(row))
+            fx, fy = pareto_front(cell[x], cell["cost_ratio"])
+            ax.step(fx, fy, where="post", color="0.6", linewidth=1, zorder=0)
+            ax.set_xscale("log")
+            _log_if_wide(ax, cell["cost_ratio"])
+            ax.set_title(f"{dataset_title(table, ds)}, {part}", fontsize=8)
+            if i == len(datasets) - 1:
+                ax.set_xlabel("bytes sent (up + down)" if x == "bytes" else "rounds")
+            if j == 0:
+                ax.set_ylabel("cost / centralized cost")
+    _legend(fig, axes)
+    return fig
+
+
+def _log_if_wide(ax, values) -> None:
+    """A log cost axis when the costs span more than a factor 20 (a merged pair of a
+    well-separated mixture costs hundreds of times the optimum)."""
+    if values.max() > 20 * values.min():
+        ax.set_yscale("log")
+
+
+def _legend(fig, axes) -> None:
+    handles, labels = {}, []
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    fig.legend([handles[label] for label in labels], labels, loc="outside lower center",
+               ncols=min(5, len(labels)), fontsize=7)
+
+
+def plot_dropout(table: pd.DataFrame):
+    """Cost over the centralized cost against the fraction of devices dropped out, one line
+    per algorithm; one panel per (data set, partition)."""
+    stats = comparison_stats(table)
+    colours = _colours(stats)
+    datasets, partitions = _grid(stats)
+    fig, axes = new_figure(len(partitions), len(datasets), width=3.3, height=2.6)
+    for i, ds in enumerate(datasets):
+        for j, part in enumerate(partitions):
+            ax = axes[i, j]
+            cell = stats[(stats["dataset"] == ds) & (stats["partition"] == part)]
+            if cell.empty:
+                ax.set_visible(False)
+                continue
+            _lines(ax, cell, "dropout", colours)
+            _log_if_wide(ax, cell["cost_ratio"])
+            ax.set_title(f"{dataset_title(table, ds)}, {part}", fontsize=8)
+            if i == len(datasets) - 1:
+                ax.set_xlabel("fraction of devices dropped")
+            if j == 0:
+                ax.set_ylabel("cost / centralized cost")
+    _legend(fig, axes)
+    return fig
+
+
+def _lines(ax, cell, x, colours) -> None:
+    for (algorithm, _), line in cell.groupby(["algorithm", "variant"], sort=False):
+        line = line.sort_values(x)
+        label = _label(line.iloc[0])
+        ax.errorbar(line[x], line["cost_ratio"], yerr=line["cost_ratio_std"].fillna(0),
+                    marker=_MARKERS[algorithm], color=colours[label], label=label,
+                    markersize=5, capsize=2)
+
+
+def plot_heterogeneity(table: pd.DataFrame):
+    """Cost over the centralized cost from the natural partition (0) to IID (1), one line
+    per algorithm; one panel per data set."""
+    stats = comparison_stats(table)
+    stats["mix"] = stats["partition"].str.removeprefix("mix=").astype(float)
+    colours = _colours(stats)
+    datasets = list(dict.fromkeys(stats["dataset"]))
+    fig, axes = new_figure(len(datasets), 1, width=3.6, height=2.8)
+    for ax, ds in zip(axes.flat, datasets, strict=True):
+        _lines(ax, stats[stats["dataset"] == ds], "mix", colours)
+        _log_if_wide(ax, stats.loc[stats["dataset"] == ds, "cost_ratio"])
+        ax.set_title(dataset_title(table, ds), fontsize=8)
+        ax.set_xlabel("fraction of rows moved to random devices\n(0: natural, 1: IID)")
+    axes[0, 0].set_ylabel("cost / centralized cost")
+    _legend(fig, axes)
+    return fig

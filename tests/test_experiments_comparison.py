@@ -1,0 +1,172 @@
+"""The cross-paper comparison: same partitions and dropped devices for every algorithm, exact
+communication, named seeds, skipped settings, its figures and claims."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedclust.experiments.comparison import (
+    ALGORITHMS,
+    compare_setting,
+    heterogeneity_sweep,
+    load_data,
+    partition_devices,
+)
+from fedclust.io import SKIPPED
+
+K = 3
+CFG = {"runs": 1, "n_devices": 6, "device_clusters": 2, "dropout": [0.0, 0.5],
+       "centralized_n_init": 1, "kfed": {"server_lloyd_rounds": 1},
+       "distributed_lloyd": {"max_iter": 50}, "localkmeans": {"local_steps": [2], "n_iter": 5},
+       "coreset": {"coreset_size": 30, "topologies": ["star", "erdos_renyi"],
+                   "erdos_renyi_p": 0.6, "n_init": 1},
+       "fedkmeans": {"sample_fraction": 1.0, "local_epochs": 1, "client_lr": 1.0,
+                     "n_rounds": 10},
+       "mix_fractions": [0.0, 1.0], "max_samples": None,
+       "mixture": {"n_features": 5, "separation": 10, "samples_per_cluster": 20}}
+
+
+def blobs(seed=0, per_cluster=40):
+    rng = np.random.default_rng(seed)
+    classes = np.repeat(np.arange(K), per_cluster)
+    X = np.eye(K)[classes] * 30 + rng.standard_normal((len(classes), K))
+    natural = np.arange(len(classes)) % 4  # 4 natural devices
+    return X, classes, natural
+
+
+def wide(table):
+    done = table[table.metric != SKIPPED]
+    return done.pivot_table(index=["algorithm", "variant", "dropout", "run"], columns="metric",
+                            values="value").reset_index()
+
+
+@pytest.fixture(scope="module")
+def structured():
+    X, classes, natural = blobs()
+    return X, compare_setting(X, classes, natural, dataset="blobs", partition="structured",
+                              cfg=CFG, n_clusters=K, base_seed=3, show_progress=False)
+
+
+def test_every_algorithm_runs_on_the_same_partition_and_recovers_the_blobs(structured):
+    _, table = structured
+    assert list(dict.fromkeys(table.algorithm)) == sorted(ALGORITHMS)  # tidy sorts ids
+    runs = wide(table)
+    assert set(zip(runs.algorithm, runs.variant, strict=True)) == {
+        ("centralized", "KMeans"), ("kfed", "k'=2"), ("distributed_lloyd", "k-means++"),
+        ("localkmeans", "L=2"), ("coreset", "star"), ("coreset", "erdos_renyi"),
+        ("fedkmeans", "C=1")}
+    clean = runs[runs.dropout == 0]
+    assert (clean.accuracy == 1.0).all() and (clean.agreement == 1.0).all()
+    # every cost is measured against the centralized clustering of all the data
+    assert clean.cost_ratio.min() == pytest.approx(1.0, abs=1e-9)
+    # the same clusters: only the coresets' centres move (a sample of 30 points summarizes)
+    exact = clean[clean.algorithm != "coreset"]
+    assert (exact.cost_ratio < 1 + 1e-3).all() and (clean.cost_ratio < 1.2).all()
+    assert set(table.n_devices) == {6} and set(table.n_clusters) == {K}
+
+
+def test_dropout_removes_the_same_devices_for_everyone_with_exact_communication(structured):
+    X, table = structured
+    runs = wide(table).set_index(["algorithm", "variant", "dropout"])
+    d = X.shape[1]
+    # half of the 6 devices drop: k-FED's one upload is k' centres of the 3 devices left
+    kfed = runs.loc[("kfed", "k'=2", 0.5)]
+    assert kfed.rounds == 1 and kfed.floats_up == 3 * 2 * d
+    assert runs.loc[("kfed", "k'=2", 0.0)].floats_up == 6 * 2 * d
+    # the centralized reference uploads every row it fits on: the rows of the same 3 devices
+    central = runs.loc[("centralized", "KMeans", 0.5)]
+    rows_kept = central.floats_up / d
+    assert rows_kept == central.bytes_up / (8 * d) and 0 < rows_kept < len(X)
+    # the dropped rows are still scored: quality on all the data
+    assert runs.loc[("centralized", "KMeans", 0.5)].cost_ratio >= 1.0 - 1e-9
+
+
+def test_seeds_are_named_so_adding_a_variant_changes_no_other_number():
+    X, classes, natural = blobs(1)
+    more = copy.deepcopy(CFG)
+    more["localkmeans"]["local_steps"] = [2, 4]
+    a = compare_setting(X, classes, natural, dataset="blobs", partition="iid", cfg=CFG,
+                        n_clusters=K, base_seed=5, show_progress=False)
+    b = compare_setting(X, classes, natural, dataset="blobs", partition="iid", cfg=more,
+                        n_clusters=K, base_seed=5, show_progress=False)
+    time_metrics = {"wall_s", "peak_mb"}
+    a = a[~a.metric.isin(time_metrics)].reset_index(drop=True)
+    b = b[~b.metric.isin(time_metrics) & (b.variant != "L=4")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_setting_an_algorithm_cannot_run_is_a_skipped_row_with_its_reason():
+    X, classes, natural = blobs(2)
+    cfg = copy.deepcopy(CFG)
+    cfg.update(n_devices=3, device_clusters=1, dropout=[0.67])  # one device left: k-FED fails
+    table = compare_setting(X, classes, natural, dataset="blobs", partition="structured",
+                            cfg=cfg, n_clusters=K, base_seed=0, show_progress=False)
+    skip = table[table.metric == SKIPPED]
+    assert set(skip.algorithm) == {"kfed"}
+    assert "k-FED needs at least n_clusters=3 local centers at the server, but 1 were sent" in \
+        skip.reason.iloc[0]
+    assert (table[table.metric == "cost_ratio"].algorithm != "kfed").all()
+
+
+def test_heterogeneity_runs_from_the_natural_partition_to_iid():
+    X, classes, natural = blobs(3)
+    table = heterogeneity_sweep(X, classes, natural, dataset="blobs", cfg=CFG, n_clusters=K,
+                                base_seed=0, show_progress=False)
+    assert set(table.partition) == {"mix=0", "mix=1"} and set(table.dropout) == {0.0}
+    devices = partition_devices("natural", reference_labels=classes, natural=natural,
+                                n_devices=6, device_clusters=2, seed=0)
+    np.testing.assert_array_equal(devices, natural)
+    with pytest.raises(ValueError, match="partition 'natural' needs the data set's natural"):
+        partition_devices("natural", reference_labels=classes, natural=None, n_devices=6,
+                          device_clusters=2, seed=0)
+    with pytest.raises(ValueError, match="unknown partition 'ring'"):
+        partition_devices("ring", reference_labels=classes, natural=natural, n_devices=6,
+                          device_clusters=2, seed=0)
+
+
+def test_the_structured_partition_gives_each_device_at_most_k_prime_clusters():
+    _, classes, natural = blobs(4)
+    devices = partition_devices("structured", reference_labels=classes, natural=natural,
+                                n_devices=6, device_clusters=2, seed=1)
+    per_device = pd.Series(classes).groupby(devices).nunique()
+    assert per_device.max() <= 2 and len(per_device) == 6
+
+
+def test_the_mixture_is_drawn_and_subsampled_by_named_seeds():
+    cfg = {**CFG, "n_clusters": 4, "max_samples": 50}
+    X, classes, natural, title = load_data("mixture", None, cfg, base_seed=0)
+    assert X.shape == (50, 5) and natural is None and title.startswith("Gaussian mixture")
+    X2, classes2, *_ = load_data("mixture", None, cfg, base_seed=0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(classes, classes2)
+    assert len(np.unique(classes)) == 4
+
+
+def test_figures_and_claims_are_drawn_from_the_table(structured):
+    from fedclust.claims.comparison import claims
+    from fedclust.plots.comparison import pareto_front, plot_dropout, plot_pareto
+    from fedclust.reproduction import load_targets
+
+    from .conftest import REPO
+
+    _, table = structured
+    table = pd.concat([table, table.assign(partition="iid")])
+    for fig in (plot_pareto(table, x="bytes"), plot_pareto(table, x="rounds"),
+                plot_dropout(table)):
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert len(labels) == 7 and "k-FED k'=2" in labels and "coreset erdos_renyi" in labels
+    xs, ys = pareto_front(np.array([3.0, 1, 2, 4]), np.array([1.0, 3, 2, 0.5]))
+    assert xs.tolist() == [1, 2, 3, 4] and ys.tolist() == [3, 2, 1, 0.5]
+    found = claims({"table": table}, load_targets(REPO / "config" / "paper_targets.yaml"))
+    structured_claim = [c for c in found if c.item == "blobs, structured partition"][0]
+    runs = wide(table[(table.partition == "structured")])
+    clean = runs[runs.dropout == 0].set_index("algorithm")
+    best = clean.loc[["distributed_lloyd", "localkmeans", "fedkmeans"], "cost_ratio"].min()
+    assert structured_claim.reproduced == pytest.approx(clean.loc["kfed", "cost_ratio"] / best)
+    assert structured_claim.status == "pass"
+    iid = [c for c in found if c.item == "blobs, IID partition"][0]
+    assert iid.status == "reported" and iid.note.startswith("ranking by cost, best first: ")

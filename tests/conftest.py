@@ -79,3 +79,13 @@ def fake_mnist(root, rng, n_train=12, n_test=5):
         write_idx(root / MNIST_FILES[f"{part}_labels"].name, labels)
         data[part] = (images, labels)
     return data
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Every figure a test draws is closed after it: open figures pile up across tests
+    (matplotlib warns past 20, and fedclust's RuntimeWarnings are errors here)."""
+    yield
+    import sys
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

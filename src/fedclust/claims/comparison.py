@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..plots.comparison import _label, comparison_stats
+from ..plots.comparison import comparison_stats, label_of
 from ..reproduction import Claim, checked, target
 
 __all__ = ["PAPER", "MULTI_ROUND", "claims"]
@@ -46,7 +46,7 @@ def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
             factor, paper=PAPER, item=f"{dataset}, structured partition",
             quantity="k-FED cost / best multi-round cost",
             reproduced=float(kfed["cost_ratio"].iloc[0] / best["cost_ratio"]),
-            note=f"best multi-round: {_label(best)} in {best['rounds']:.0f} rounds; k-FED "
+            note=f"best multi-round: {label_of(best)} in {best['rounds']:.0f} rounds; k-FED "
                  f"in {kfed['rounds'].iloc[0]:.0f}"))
     ranking = target(targets, "cross_paper", "iid_ranking")
     for dataset, cell in _cells(stats, "iid"):
@@ -60,7 +60,7 @@ def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
             quantity="k-FED cost ratio minus the best multi-round one",
             reproduced=float(kfed["cost_ratio"].iloc[0] - multi["cost_ratio"].min()),
             note="ranking by cost, best first: " + " < ".join(
-                f"{_label(r)} ({r.cost_ratio:.3f})" for r in ordered.itertuples())))
+                f"{label_of(r)} ({r.cost_ratio:.3f})" for r in ordered.itertuples())))
     if "heterogeneity" in tables:
         spec = target(targets, "cross_paper", "heterogeneity")
         het = comparison_stats(tables["heterogeneity"])

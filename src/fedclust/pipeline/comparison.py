@@ -12,7 +12,7 @@ IID; gathered in ``heterogeneity.csv``).
 from __future__ import annotations
 
 from .data import DATASETS, MIXTURE, title_of
-from .registry import Figure, Paper, Table
+from .registry import Figure, Paper, Table, gathered_table
 
 __all__ = ["PAPER", "CITATION", "setting_part", "heterogeneity_part", "settings",
            "natural_datasets", "features", "job_settings", "DATASET_PATTERN"]
@@ -147,16 +147,16 @@ PAPER = Paper(
     key="comparison",
     title=CITATION,
     figures=(
-        Figure("pareto_bytes", lambda config, ds: ["results/comparison/table.csv"],
+        Figure("pareto_bytes", gathered_table("comparison", "table"),
                "fedclust.plots.comparison:plot_pareto",
                lambda config, ds: _pareto_caption(config, x="bytes"), options={"x": "bytes"}),
-        Figure("pareto_rounds", lambda config, ds: ["results/comparison/table.csv"],
+        Figure("pareto_rounds", gathered_table("comparison", "table"),
                "fedclust.plots.comparison:plot_pareto",
                lambda config, ds: _pareto_caption(config, x="rounds"), options={"x": "rounds"}),
-        Figure("dropout", lambda config, ds: ["results/comparison/table.csv"],
+        Figure("dropout", gathered_table("comparison", "table"),
                "fedclust.plots.comparison:plot_dropout", _dropout_caption,
                enabled=lambda config: len(_section(config)["dropout"]) > 1),
-        Figure("heterogeneity", lambda config, ds: ["results/comparison/heterogeneity.csv"],
+        Figure("heterogeneity", gathered_table("comparison", "heterogeneity"),
                "fedclust.plots.comparison:plot_heterogeneity", _heterogeneity_caption,
                enabled=lambda config: bool(natural_datasets(config))),
     ),

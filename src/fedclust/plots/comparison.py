@@ -10,7 +10,7 @@ from ..io import SKIPPED
 from ._style import dataset_title, new_figure
 
 __all__ = ["comparison_stats", "pareto_front", "plot_pareto", "plot_dropout",
-           "plot_heterogeneity", "VARIANT_ORDER"]
+           "plot_heterogeneity", "label_of"]
 
 #: Marker of every algorithm family (the colour tells the variants apart).
 _MARKERS = dict(zip(ALGORITHMS, "*osDv^", strict=True))
@@ -33,10 +33,8 @@ def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
     return stats.reset_index()
 
 
-VARIANT_ORDER = ALGORITHMS
-
-
-def _label(row) -> str:
+def label_of(row) -> str:
+    """How legends and claims name an algorithm and its variant."""
     name = {"centralized": "centralized", "kfed": "k-FED", "distributed_lloyd":
             "distributed Lloyd", "localkmeans": "LocalKMeans", "coreset": "coreset",
             "fedkmeans": "federated k-means"}[row.algorithm]
@@ -47,7 +45,7 @@ def _colours(stats: pd.DataFrame) -> dict:
     import matplotlib
 
     labels = list(dict.fromkeys(
-        _label(r) for r in stats.sort_values("algorithm", key=lambda s: s.map(
+        label_of(r) for r in stats.sort_values("algorithm", key=lambda s: s.map(
             {a: i for i, a in enumerate(ALGORITHMS)}), kind="stable").itertuples()))
     cmap = matplotlib.colormaps["tab10"]
     return {label: cmap(i % 10) for i, label in enumerate(labels)}
@@ -67,12 +65,9 @@ def pareto_front(x, y) -> tuple[np.ndarray, np.ndarray]:
     return xs[keep], ys[keep]
 
 
-def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
-    """Cost over the centralized cost against bytes (or rounds), no dropout; one panel per
-    (data set, partition), the Pareto front as grey steps."""
-    stats = comparison_stats(table)
-    stats = stats[stats["dropout"] == 0]
-    colours = _colours(stats)
+def _panels(table: pd.DataFrame, stats: pd.DataFrame, draw, xlabel: str):
+    """One panel per (data set, partition) of ``stats``, each filled by ``draw(ax, cell)``;
+    the cost axis logarithmic where it spans a wide range, one legend below."""
     datasets, partitions = _grid(stats)
     fig, axes = new_figure(len(partitions), len(datasets), width=3.3, height=2.6)
     for i, ds in enumerate(datasets):
@@ -82,22 +77,36 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
             if cell.empty:
                 ax.set_visible(False)
                 continue
-            for row in cell.itertuples():
-                ax.errorbar(getattr(row, x), row.cost_ratio, yerr=row.cost_ratio_std
-                            if np.isfinite(row.cost_ratio_std) else None,
-                            marker=_MARKERS[row.algorithm], color=colours[_label(row)],
-                            linestyle="none", markersize=7, label=_label(row))
-            fx, fy = pareto_front(cell[x], cell["cost_ratio"])
-            ax.step(fx, fy, where="post", color="0.6", linewidth=1, zorder=0)
-            ax.set_xscale("log")
+            draw(ax, cell)
             _log_if_wide(ax, cell["cost_ratio"])
             ax.set_title(f"{dataset_title(table, ds)}, {part}", fontsize=8)
             if i == len(datasets) - 1:
-                ax.set_xlabel("bytes sent (up + down)" if x == "bytes" else "rounds")
+                ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel("cost / centralized cost")
     _legend(fig, axes)
     return fig
+
+
+def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
+    """Cost over the centralized cost against bytes (or rounds), no dropout; one panel per
+    (data set, partition), the Pareto front as grey steps."""
+    stats = comparison_stats(table)
+    stats = stats[stats["dropout"] == 0]
+    colours = _colours(stats)
+
+    def draw(ax, cell):
+        for row in cell.itertuples():
+            ax.errorbar(getattr(row, x), row.cost_ratio, yerr=row.cost_ratio_std
+                        if np.isfinite(row.cost_ratio_std) else None,
+                        marker=_MARKERS[row.algorithm], color=colours[label_of(row)],
+                        linestyle="none", markersize=7, label=label_of(row))
+        fx, fy = pareto_front(cell[x], cell["cost_ratio"])
+        ax.step(fx, fy, where="post", color="0.6", linewidth=1, zorder=0)
+        ax.set_xscale("log")
+
+    return _panels(table, stats, draw,
+                   "bytes sent (up + down)" if x == "bytes" else "rounds")
 
 
 def _log_if_wide(ax, values) -> None:
@@ -123,30 +132,14 @@ def plot_dropout(table: pd.DataFrame):
     per algorithm; one panel per (data set, partition)."""
     stats = comparison_stats(table)
     colours = _colours(stats)
-    datasets, partitions = _grid(stats)
-    fig, axes = new_figure(len(partitions), len(datasets), width=3.3, height=2.6)
-    for i, ds in enumerate(datasets):
-        for j, part in enumerate(partitions):
-            ax = axes[i, j]
-            cell = stats[(stats["dataset"] == ds) & (stats["partition"] == part)]
-            if cell.empty:
-                ax.set_visible(False)
-                continue
-            _lines(ax, cell, "dropout", colours)
-            _log_if_wide(ax, cell["cost_ratio"])
-            ax.set_title(f"{dataset_title(table, ds)}, {part}", fontsize=8)
-            if i == len(datasets) - 1:
-                ax.set_xlabel("fraction of devices dropped")
-            if j == 0:
-                ax.set_ylabel("cost / centralized cost")
-    _legend(fig, axes)
-    return fig
+    return _panels(table, stats, lambda ax, cell: _lines(ax, cell, "dropout", colours),
+                   "fraction of devices dropped")
 
 
 def _lines(ax, cell, x, colours) -> None:
     for (algorithm, _), line in cell.groupby(["algorithm", "variant"], sort=False):
         line = line.sort_values(x)
-        label = _label(line.iloc[0])
+        label = label_of(line.iloc[0])
         ax.errorbar(line[x], line["cost_ratio"], yerr=line["cost_ratio_std"].fillna(0),
                     marker=_MARKERS[algorithm], color=colours[label], label=label,
                     markersize=5, capsize=2)

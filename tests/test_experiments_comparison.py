@@ -173,3 +173,25 @@ def test_figures_and_claims_are_drawn_from_the_table(structured):
     assert structured_claim.status == "pass"
     iid = [c for c in found if c.item == "blobs, IID partition"][0]
     assert iid.status == "reported" and iid.note.startswith("ranking by cost, best first: ")
+
+
+def test_the_bars_span_the_runs_from_best_to_worst():
+    # a bimodal cost ratio (one run merged two clusters): mean +- std would reach below 0
+    from fedclust.plots.comparison import comparison_stats, plot_pareto
+
+    rows = [dict(dataset="m", data_title="m", partition="iid", n_devices=4, n_clusters=2,
+                 algorithm="kfed", variant="k'=2", dropout=0.0, run=run, seed=run,
+                 metric=metric, value=value)
+            for run, ratio in enumerate([1.0, 1.0, 30.0])
+            for metric, value in (("cost_ratio", ratio), ("bytes_up", 10.0),
+                                  ("bytes_down", 5.0), ("rounds", 1.0))]
+    table = pd.DataFrame(rows)
+    stats = comparison_stats(table).iloc[0]
+    assert (stats.cost_ratio_min, stats.cost_ratio, stats.cost_ratio_max) == \
+        pytest.approx((1.0, 32 / 3, 30.0))
+    assert stats.cost_ratio - stats.cost_ratio_std < 0 and stats.runs == 3
+    fig = plot_pareto(table, x="bytes")
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"       # 30 / 1 spans more than a factor 5
+    (low, high), = (seg[:, 1] for seg in ax.collections[0].get_segments())
+    assert (low, high) == pytest.approx((1.0, 30.0))

@@ -153,6 +153,24 @@ def test_reassignment_threshold_counts_every_clients_rows_not_the_rounds():
     assert 100 <= est.cluster_centers_[1, 0] <= 101
     assert FederatedKMeans(2, reassign_fraction=0.005, **common).fit(X, devices) \
         .n_reassigned_ == 0                # 3 rows are above 2.5
+    # the round's basis: 3 rows of the round's 10 are far above 0.01 * 10, and the clients'
+    # sizes are never reported (the counts each round carry suffice)
+    by_round = FederatedKMeans(2, reassign_basis="round", **common).fit(X, devices)
+    assert by_round.n_reassigned_ == 0
+    assert by_round.cluster_centers_[1, 0] == pytest.approx(10, abs=0.1)
+    assert by_round.communication_.total("client_sizes", "messages") == 0
+    assert est.communication_.total("client_sizes", "messages") == 50
+
+
+def test_the_rounds_basis_reassigns_a_cluster_starved_within_the_round():
+    # one client per round of 100 rows, 99 near 0 and 1 near 10: 1 < 0.02 * 100
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.1, (990, 1)), rng.normal(10, 0.1, (10, 1))]
+    devices = np.r_[np.repeat(np.arange(10), 99), np.arange(10)]
+    est = FederatedKMeans(2, sample_fraction=0.1, n_rounds=4, init=np.array([[0.0], [10.0]]),
+                          init_bounds=(100, 101), reassign_fraction=0.02, reassign_after=4,
+                          reassign_basis="round", random_state=0).fit(X, devices)
+    assert est.history_["reassigned"].tolist() == [0, 0, 0, 1]
 
 
 def test_communication_is_counted_exactly():

@@ -27,7 +27,10 @@ What the paper leaves open, and how it is read here (each a parameter):
   ``Lambda`` stays below ``reassign_fraction * sum_i |P_i|`` (every client's data, which the
   clients report once) for ``reassign_after`` consecutive rounds is re-initialized in the same
   box, its velocity reset. The authors' code compares with this round's sampled total and
-  waits 10 rounds; the paper's rule is the default (0.01, 20).
+  waits 10 rounds; the paper's rule is the default (0.01, 20). With few clients per round the
+  paper's basis starves every cluster (``C`` times a cluster's share below the fraction, e.g.
+  ``C = 0.1`` and ``K = 16``: all ``K`` clusters re-initialized every 20 rounds), so
+  ``reassign_basis="round"`` compares with the round's rows instead (*not in the paper*).
 * **Mini-batches:** each ``ClientKMeans`` call cuts the client's rows, in a random order, into
   batches of ``B`` (the last may be smaller) and shuffles the batches' order every epoch (the
   authors' code ignores ``B``). With ``B = None`` sample weights equal repeated rows.
@@ -51,6 +54,7 @@ from ._base import FederatedClusteringMixin
 __all__ = ["FederatedKMeans"]
 
 _MOMENTUM_STYLES = ("ema", "heavy_ball")
+_REASSIGN_BASES = ("all", "round")
 
 
 class FederatedKMeans(FederatedClusteringMixin):
@@ -91,6 +95,9 @@ class FederatedKMeans(FederatedClusteringMixin):
         A cluster smaller than this fraction of all clients' rows (weight) ...
     reassign_after : int or None, default=20
         ... for this many consecutive rounds is re-initialized; None never re-initializes.
+    reassign_basis : {"all", "round"}, default="all"
+        The rows the fraction is of: ``"all"``, every client's (Sec. 2.3 as printed);
+        ``"round"``, the rows the round's sampled clients clustered (the authors' code).
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -113,10 +120,10 @@ class FederatedKMeans(FederatedClusteringMixin):
         ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate the centroids every round.
     communication_ : Communication
         The one-off reports (``feature_range``: ``2 d`` floats per client when the box comes
-        from the data; ``client_sizes``: one integer per client when reassignment is on), the
-        seeding's messages, and per round ``K d`` floats down to every sampled client
-        (``centers``) and ``K d`` floats and ``K`` counts up from it (``client_centers``,
-        ``client_counts``; floats when weighted).
+        from the data; ``client_sizes``: one integer per client when reassignment is on
+        the paper's basis), the seeding's messages, and per round ``K d`` floats down to
+        every sampled client (``centers``) and ``K d`` floats and ``K`` counts up from it
+        (``client_centers``, ``client_counts``; floats when weighted).
 
     Examples
     --------
@@ -138,7 +145,8 @@ class FederatedKMeans(FederatedClusteringMixin):
     def __init__(self, n_clusters=8, *, sample_fraction=0.1, local_epochs=1, batch_size=None,
                  server_lr=1.0, server_momentum=0.5, server_momentum_style="ema",
                  client_lr=1.0, n_rounds=200, init="uniform", init_bounds=None,
-                 reassign_fraction=0.01, reassign_after=20, random_state=None):
+                 reassign_fraction=0.01, reassign_after=20, reassign_basis="all",
+                 random_state=None):
         self.n_clusters = n_clusters
         self.sample_fraction = sample_fraction
         self.local_epochs = local_epochs
@@ -152,6 +160,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         self.init_bounds = init_bounds
         self.reassign_fraction = reassign_fraction
         self.reassign_after = reassign_after
+        self.reassign_basis = reassign_basis
         self.random_state = random_state
 
     def _check_params(self):
@@ -182,6 +191,7 @@ class FederatedKMeans(FederatedClusteringMixin):
                              f"{self.reassign_fraction!r}")
         if self.reassign_after is not None:
             check_int(self.reassign_after, "reassign_after", low=1)
+        check_choice(self.reassign_basis, "reassign_basis", set(_REASSIGN_BASES))
 
     # ------------------------------------------------------------------ fit
     def _fit(self, federation, rng, comm, callback):
@@ -190,17 +200,20 @@ class FederatedKMeans(FederatedClusteringMixin):
         clients = np.arange(Z)
         reassigning = self.reassign_after is not None
         low, high, reported = self._box(federation, comm)
-        if reassigning:
+        # the paper's basis needs every client's size once; the round's basis is the counts
+        # the sampled clients send anyway
+        reassigning_on_all = reassigning and self.reassign_basis == "all"
+        if reassigning_on_all:
             comm.send("client_sizes", clients, SERVER, **({"ints": 1} if w is None
                                                          else {"floats": 1}))
-        if reported or reassigning:
+        if reported or reassigning_on_all:
             comm.add_rounds(1)  # the one-off reports travel together
         if isinstance(self.init, str) and self.init == "uniform":
             centers = low + (high - low) * rng.random((k, d))
         else:
             centers = initial_centers(self.init, federation, k, rng, comm)
         centers = np.asarray(centers, dtype=np.float64)
-        threshold = self.reassign_fraction * float(federation.row_weights.sum())
+        all_rows = float(federation.row_weights.sum())
         mu = self.server_momentum or 0.0
         velocity = np.zeros_like(centers)
         below = np.zeros(k, dtype=np.int64)
@@ -231,7 +244,8 @@ class FederatedKMeans(FederatedClusteringMixin):
             history["points"][t - 1] = totals.sum()
             history["clusters_seen"][t - 1] = seen.sum()
             if reassigning:
-                below = np.where(totals < threshold, below + 1, 0)
+                basis = all_rows if reassigning_on_all else float(totals.sum())
+                below = np.where(totals < self.reassign_fraction * basis, below + 1, 0)
                 redo = below >= self.reassign_after
                 if redo.any():
                     centers[redo] = low + (high - low) * rng.random((int(redo.sum()), d))

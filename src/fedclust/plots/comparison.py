@@ -19,8 +19,8 @@ _KEYS = ["dataset", "partition", "algorithm", "variant", "dropout"]
 
 def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over runs of every metric, one row per (setting, algorithm, variant,
-    dropout); ``bytes`` is ``bytes_up + bytes_down``; ``runs`` counts the runs done (skipped
-    runs are left out)."""
+    dropout); ``bytes`` is ``bytes_up + bytes_down``; ``cost_ratio_min`` / ``_max`` its range
+    over the runs; ``runs`` counts the runs done (skipped runs are left out)."""
     done = table[table["metric"] != SKIPPED]
     wide = done.pivot_table(index=_KEYS + ["run"], columns="metric", values="value",
                             aggfunc="first").reset_index()
@@ -29,6 +29,8 @@ def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
     grouped = wide.groupby(_KEYS, sort=False)
     stats = grouped[metrics].mean()
     stats = stats.join(grouped[metrics].std().add_suffix("_std")).join(
+        grouped["cost_ratio"].min().rename("cost_ratio_min")).join(
+        grouped["cost_ratio"].max().rename("cost_ratio_max")).join(
         grouped.size().rename("runs"))
     return stats.reset_index()
 
@@ -78,7 +80,7 @@ def _panels(table: pd.DataFrame, stats: pd.DataFrame, draw, xlabel: str):
                 ax.set_visible(False)
                 continue
             draw(ax, cell)
-            _log_if_wide(ax, cell["cost_ratio"])
+            _log_if_wide(ax, cell)
             ax.set_title(f"{dataset_title(table, ds)}, {part}", fontsize=8)
             if i == len(datasets) - 1:
                 ax.set_xlabel(xlabel)
@@ -97,8 +99,7 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
 
     def draw(ax, cell):
         for row in cell.itertuples():
-            ax.errorbar(getattr(row, x), row.cost_ratio, yerr=row.cost_ratio_std
-                        if np.isfinite(row.cost_ratio_std) else None,
+            ax.errorbar(getattr(row, x), row.cost_ratio, yerr=_run_range(cell.loc[[row.Index]]),
                         marker=_MARKERS[row.algorithm], color=colours[label_of(row)],
                         linestyle="none", markersize=7, label=label_of(row))
         fx, fy = pareto_front(cell[x], cell["cost_ratio"])
@@ -109,10 +110,18 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
                    "bytes sent (up + down)" if x == "bytes" else "rounds")
 
 
-def _log_if_wide(ax, values) -> None:
-    """A log cost axis when the costs span more than a factor 20 (a merged pair of a
-    well-separated mixture costs hundreds of times the optimum)."""
-    if values.max() > 20 * values.min():
+def _run_range(rows: pd.DataFrame) -> np.ndarray:
+    """Error bars from the mean down to the best run and up to the worst: a cost ratio is
+    bimodal when a run merges two clusters (10x on the mixture), which mean +- std would
+    draw below zero."""
+    return np.vstack([rows["cost_ratio"] - rows["cost_ratio_min"],
+                      rows["cost_ratio_max"] - rows["cost_ratio"]])
+
+
+def _log_if_wide(ax, stats: pd.DataFrame) -> None:
+    """A log cost axis when the runs' costs span more than a factor 5 (a merged pair of a
+    well-separated mixture costs 10 to hundreds of times the optimum)."""
+    if stats["cost_ratio_max"].max() > 5 * stats["cost_ratio_min"].min():
         ax.set_yscale("log")
 
 
@@ -140,7 +149,7 @@ def _lines(ax, cell, x, colours) -> None:
     for (algorithm, _), line in cell.groupby(["algorithm", "variant"], sort=False):
         line = line.sort_values(x)
         label = label_of(line.iloc[0])
-        ax.errorbar(line[x], line["cost_ratio"], yerr=line["cost_ratio_std"].fillna(0),
+        ax.errorbar(line[x], line["cost_ratio"], yerr=_run_range(line),
                     marker=_MARKERS[algorithm], color=colours[label], label=label,
                     markersize=5, capsize=2)
 
@@ -155,7 +164,7 @@ def plot_heterogeneity(table: pd.DataFrame):
     fig, axes = new_figure(len(datasets), 1, width=3.6, height=2.8)
     for ax, ds in zip(axes.flat, datasets, strict=True):
         _lines(ax, stats[stats["dataset"] == ds], "mix", colours)
-        _log_if_wide(ax, stats.loc[stats["dataset"] == ds, "cost_ratio"])
+        _log_if_wide(ax, stats[stats["dataset"] == ds])
         ax.set_title(dataset_title(table, ds), fontsize=8)
         ax.set_xlabel("fraction of rows moved to random devices\n(0: natural, 1: IID)")
     axes[0, 0].set_ylabel("cost / centralized cost")

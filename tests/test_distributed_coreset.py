@@ -1,4 +1,6 @@
+import networkx as nx
 import numpy as np
+import pandas as pd
 import pytest
 
 from fedclust import DistributedCoreset
@@ -7,7 +9,7 @@ from fedclust.communication import SERVER
 from fedclust.lloyd import lloyd
 from fedclust.metrics import clustering_accuracy, kmeans_cost, kmedian_cost
 from fedclust.seeding import kmeans_plusplus
-from fedclust.topology import Topology
+from fedclust.topology import FullFlood, Topology
 
 
 def mixture(n_devices=9, k=4, d=5, per_cluster=300, seed=0):
@@ -212,6 +214,28 @@ def test_send_portions_flooded_crosses_every_edge_twice_per_portion():
     # Algorithm 3 forwards to every neighbour, the sender too: the farthest node receives
     # in round `diameter` and echoes in the next
     assert comm["rounds"] == grid.diameter + 1
+
+
+@pytest.mark.parametrize("graph", ["grid", "path", "erdos_renyi", "preferential"])
+def test_the_closed_form_flood_books_what_the_simulated_flood_sends(graph):
+    # the ledger of Algorithm 3 simulated message by message (Topology.flood, echo) against
+    # the closed form every graph's portions now travel by (Topology.full_flood)
+    network = {"grid": lambda: Topology.grid(3, 4),
+               "path": lambda: Topology.from_graph(nx.path_graph(7)),
+               "erdos_renyi": lambda: Topology.erdos_renyi(30, 0.2, random_state=1),
+               "preferential": lambda: Topology.preferential_attachment(25, random_state=2),
+               }[graph]()
+    ids = network.devices
+    sizes = np.random.default_rng(0).integers(0, 4, size=len(ids))   # some portions empty
+    simulated, closed = Communication(), Communication()
+    points = send_portions(simulated, network.flood(ids), sizes, "coreset", 3)
+    route = portion_route(network, ids)
+    assert isinstance(route, FullFlood)
+    assert send_portions(closed, route, sizes, "coreset", 3) == points
+    assert dict(closed) == dict(simulated)
+    pd.testing.assert_frame_equal(closed.by_edge(), simulated.by_edge())
+    far = max(nx.eccentricity(network.graph, int(v)) for v in ids[sizes > 0])
+    assert closed["rounds"] == far + 1
 
 
 def test_send_portions_up_a_tree_pays_each_portion_its_depth():

@@ -79,30 +79,45 @@ class Communication(Mapping):
         ``ints`` are the size of each message (scalars or arrays of the same length);
         ``times`` repeats every message (e.g. the same message in ``times`` rounds).
         """
-        sender, receiver, floats, ints = np.broadcast_arrays(
-            np.asarray(sender, dtype=np.int64), np.asarray(receiver, dtype=np.int64),
-            np.asarray(floats, dtype=np.int64), np.asarray(ints, dtype=np.int64))
-        sender, receiver = sender.ravel(), receiver.ravel()
-        floats, ints = floats.ravel(), ints.ravel()
         times = int(times)
-        if sender.size == 0 or times == 0:
+        if times < 0:
+            raise ValueError("message sizes and repetitions must be non-negative")
+        self._record(kind, sender, receiver, np.asarray(floats, dtype=np.int64) * times,
+                     np.asarray(ints, dtype=np.int64) * times, times)
+
+    def send_bundled(self, kind: str, sender, receiver, *, messages, floats=0,
+                     ints=0) -> None:
+        """Record ``messages`` messages of one ``kind`` per ``(sender, receiver)`` row,
+        carrying ``floats`` and ``ints`` *in all* (messages of different sizes over the same
+        edge, e.g. every flooded portion, without a row per message)."""
+        self._record(kind, sender, receiver, floats, ints, messages)
+
+    def _record(self, kind, sender, receiver, floats, ints, messages) -> None:
+        """Add rows ``(sender, receiver)`` of ``messages`` messages carrying ``floats`` and
+        ``ints`` in all."""
+        sender, receiver, floats, ints, messages = np.broadcast_arrays(
+            *(np.asarray(a, dtype=np.int64) for a in (sender, receiver, floats, ints,
+                                                       messages)))
+        sender, receiver = sender.ravel(), receiver.ravel()
+        floats, ints, messages = floats.ravel(), ints.ravel(), messages.ravel()
+        if sender.size == 0 or not messages.any():
             return
-        if (floats < 0).any() or (ints < 0).any() or times < 0:
+        if (floats < 0).any() or (ints < 0).any() or (messages < 0).any():
             raise ValueError("message sizes and repetitions must be non-negative")
         if kind not in self._kinds:
             self._kinds.append(kind)
         code = self._kinds.index(kind)
         from_server = sender == SERVER
         for direction, mask in (("down", from_server), ("up", ~from_server)):
-            n_floats = int(floats[mask].sum()) * times
-            n_ints = int(ints[mask].sum()) * times
+            n_floats = int(floats[mask].sum())
+            n_ints = int(ints[mask].sum())
             self._totals[f"floats_{direction}"] += n_floats
             self._totals[f"ints_{direction}"] += n_ints
-            self._totals[f"messages_{direction}"] += int(mask.sum()) * times
+            self._totals[f"messages_{direction}"] += int(messages[mask].sum())
             self._totals[f"bytes_{direction}"] += (n_floats * self.float_bytes
                                                    + n_ints * self.int_bytes)
-        self._pending.append((np.full(sender.size, code), sender, receiver, floats * times,
-                              ints * times, np.full(sender.size, times)))
+        self._pending.append((np.full(sender.size, code), sender, receiver, floats, ints,
+                              messages))
         self._pending_rows += sender.size
         if self._pending_rows >= _COMPACT_ROWS:
             self._compact()

@@ -8,7 +8,9 @@ until connected, the 2-D grid and preferential attachment (Barabási–Albert). 
 trees come from a breadth-first search from a (random) root, as in their Sec. 5.
 
 :meth:`Topology.flood` simulates Algorithm 3 of that paper (Message-Passing) round by round and
-returns every transmission: which message crossed which edge, in which round.
+returns every transmission: which message crossed which edge, in which round;
+:meth:`Topology.full_flood` gives the same flood with echo in closed form (its edges and each
+message's rounds), which is what the ledger needs on a dense graph.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from ._validation import check_int, check_random_state, check_real
 from .communication import SERVER
 
-__all__ = ["Topology", "SpanningTree", "Flood", "SERVER"]
+__all__ = ["Topology", "SpanningTree", "Flood", "FullFlood", "SERVER"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,30 @@ class Flood:
         keys, counts = np.unique(np.stack([lo, hi, self.message], axis=1), axis=0,
                                  return_counts=True)
         return {tuple(int(v) for v in key): int(c) for key, c in zip(keys, counts, strict=True)}
+
+
+@dataclass(frozen=True)
+class FullFlood:
+    """Message-Passing with echo (:meth:`Topology.full_flood`) in closed form: every message
+    crosses every directed edge exactly once, so the flood is its edges and, per message, the
+    round of its last transmission, not a row per (message, edge) -- ``n_messages x 2 E``
+    rows, 8 million and 1.6 GB for 299 nodes of G(n, 0.3).
+
+    Attributes
+    ----------
+    sender, receiver : ndarray of shape (2 * n_edges,)
+        Every directed edge once.
+    sources : ndarray of shape (n_messages,)
+        The node each message starts from.
+    rounds : ndarray of shape (n_messages,)
+        Rounds message ``m``'s flood takes: the eccentricity of its source plus one (the
+        farthest nodes forward it once more), 0 on a graph without edges.
+    """
+
+    sender: np.ndarray
+    receiver: np.ndarray
+    sources: np.ndarray
+    rounds: np.ndarray
 
 
 class Topology:
@@ -209,6 +236,33 @@ class Topology:
         tree.add_edges_from((v, u) for v, u in parent.items() if u is not None)
         return SpanningTree(tree, name=f"BFS tree of {self.name} (root {root})",
                             server=self.server, root=root, parent=parent, depth=depth)
+
+    def full_flood(self, sources) -> FullFlood:
+        """:meth:`flood` with ``echo=True`` (Algorithm 3 as printed), one message per source,
+        without simulating it: each message crosses each directed edge once, in the round
+        one more than its sender's distance from the source."""
+        nodes = np.array(sorted(self.graph.nodes), dtype=np.int64)
+        index = {int(v): i for i, v in enumerate(nodes)}
+        sources = np.asarray(sources, dtype=np.int64).ravel()
+        unknown = [int(s) for s in sources if int(s) not in index]
+        if unknown:
+            raise ValueError(f"flood sources {unknown[:10]} are not nodes of {self.name!r}")
+        edges = np.array([(index[u], index[v]) for u, v in self.graph.edges],
+                         dtype=np.int64).reshape(-1, 2)
+        rounds = np.zeros(len(sources), dtype=np.int64)
+        if len(edges):
+            adjacency = sp.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                      shape=(len(nodes), len(nodes)))
+            starts, where = np.unique([index[int(s)] for s in sources], return_inverse=True)
+            eccentricity = np.empty(len(starts), dtype=np.int64)
+            for lo in range(0, len(starts), 256):     # 256 BFS rows of n distances at a time
+                dist = csgraph.shortest_path(adjacency, directed=False, unweighted=True,
+                                             indices=starts[lo:lo + 256])
+                eccentricity[lo:lo + 256] = dist.max(axis=1)
+            rounds = eccentricity[where.ravel()] + 1
+        directed = np.concatenate([edges, edges[:, ::-1]])
+        return FullFlood(sender=nodes[directed[:, 0]], receiver=nodes[directed[:, 1]],
+                         sources=sources, rounds=rounds)
 
     def flood(self, sources, *, echo: bool = True) -> Flood:
         """Simulate Message-Passing (Balcan et al., Algorithm 3) of one message per source.

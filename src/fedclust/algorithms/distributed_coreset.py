@@ -44,7 +44,7 @@ from ..coreset import (
 from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmedian_cost, labelled_cost
-from ..topology import Flood, SpanningTree, Topology
+from ..topology import Flood, FullFlood, SpanningTree, Topology
 from ._base import FederatedClusteringMixin
 
 __all__ = ["DistributedCoreset", "portion_route", "send_portions", "broadcast_costs",
@@ -204,11 +204,12 @@ class DistributedCoreset(FederatedClusteringMixin):
 
 
 # --------------------------------------------------------------------- communication
-def portion_route(network: Topology, device_ids) -> Flood:
+def portion_route(network: Topology, device_ids) -> Flood | FullFlood:
     """Every transmission that carries one message of every device to where the solve
     happens: the server of a star (one hop), the root of a rooted tree (``depth`` hops,
     Theorem 3), every node of any other graph (Message-Passing, Algorithm 3: each message
-    crosses each edge twice). Message ``m`` starts at ``device_ids[m]``."""
+    crosses each edge twice; a :class:`~fedclust.topology.FullFlood`, its edges and rounds
+    in closed form). Message ``m`` starts at ``device_ids[m]``."""
     ids = np.asarray(device_ids, dtype=np.int64)
     if network.is_star:
         n = len(ids)
@@ -217,7 +218,7 @@ def portion_route(network: Topology, device_ids) -> Flood:
                      sources=ids, n_rounds=1)
     if isinstance(network, SpanningTree):
         return network.to_root(ids)
-    return network.flood(ids)
+    return network.full_flood(ids)
 
 
 def send_portions(comm: Communication, route: Flood, sizes, kind: str,
@@ -226,6 +227,13 @@ def send_portions(comm: Communication, route: Flood, sizes, kind: str,
     ``floats_per`` floats each (a message of no item is not sent) and their rounds; returns
     the items over hops (the paper's "points transmitted")."""
     sizes = np.asarray(sizes, dtype=np.int64)
+    if isinstance(route, FullFlood):
+        # every non-empty portion over every directed edge: one ledger row per edge
+        sent = sizes > 0
+        comm.send_bundled(kind, route.sender, route.receiver, messages=int(sent.sum()),
+                          floats=int(sizes.sum()) * floats_per)
+        comm.add_rounds(int(route.rounds[sent].max(initial=0)))
+        return int(sizes.sum()) * len(route.sender)
     carried = sizes[route.message]
     sent = carried > 0
     comm.send(kind, route.sender[sent], route.receiver[sent],

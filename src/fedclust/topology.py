@@ -237,23 +237,30 @@ class Topology:
         return SpanningTree(tree, name=f"BFS tree of {self.name} (root {root})",
                             server=self.server, root=root, parent=parent, depth=depth)
 
-    def full_flood(self, sources) -> FullFlood:
-        """:meth:`flood` with ``echo=True`` (Algorithm 3 as printed), one message per source,
-        without simulating it: each message crosses each directed edge once, in the round
-        one more than its sender's distance from the source."""
+    def _indexed(self, sources):
+        """Nodes sorted, ``sources`` as ids and as positions among them, and the edges as
+        position pairs; unknown sources are named."""
         nodes = np.array(sorted(self.graph.nodes), dtype=np.int64)
         index = {int(v): i for i, v in enumerate(nodes)}
         sources = np.asarray(sources, dtype=np.int64).ravel()
         unknown = [int(s) for s in sources if int(s) not in index]
         if unknown:
             raise ValueError(f"flood sources {unknown[:10]} are not nodes of {self.name!r}")
+        at = np.array([index[int(s)] for s in sources], dtype=np.int64)
         edges = np.array([(index[u], index[v]) for u, v in self.graph.edges],
                          dtype=np.int64).reshape(-1, 2)
+        return nodes, sources, at, edges
+
+    def full_flood(self, sources) -> FullFlood:
+        """:meth:`flood` with ``echo=True`` (Algorithm 3 as printed), one message per source,
+        without simulating it: each message crosses each directed edge once, in the round
+        one more than its sender's distance from the source."""
+        nodes, sources, at, edges = self._indexed(sources)
         rounds = np.zeros(len(sources), dtype=np.int64)
         if len(edges):
             adjacency = sp.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
                                       shape=(len(nodes), len(nodes)))
-            starts, where = np.unique([index[int(s)] for s in sources], return_inverse=True)
+            starts, where = np.unique(at, return_inverse=True)
             eccentricity = np.empty(len(starts), dtype=np.int64)
             for lo in range(0, len(starts), 256):     # 256 BFS rows of n distances at a time
                 dist = csgraph.shortest_path(adjacency, directed=False, unweighted=True,
@@ -286,14 +293,7 @@ class Topology:
         -------
         Flood
         """
-        nodes = np.array(sorted(self.graph.nodes), dtype=np.int64)
-        index = {int(v): i for i, v in enumerate(nodes)}
-        sources = np.asarray(sources, dtype=np.int64).ravel()
-        unknown = [int(s) for s in sources if int(s) not in index]
-        if unknown:
-            raise ValueError(f"flood sources {unknown[:10]} are not nodes of {self.name!r}")
-        edges = np.array([(index[u], index[v]) for u, v in self.graph.edges],
-                         dtype=np.int64).reshape(-1, 2)
+        nodes, sources, at, edges = self._indexed(sources)
         n, n_msg, E = len(nodes), len(sources), len(edges)
         src = np.concatenate([edges[:, 0], edges[:, 1]])       # directed edge e: src -> dst
         dst = np.concatenate([edges[:, 1], edges[:, 0]])
@@ -301,7 +301,7 @@ class Topology:
         into = sp.csr_matrix((np.ones(2 * E), (dst, np.arange(2 * E))), shape=(n, 2 * E))
 
         has = np.zeros((n, n_msg), dtype=bool)
-        has[[index[int(s)] for s in sources], np.arange(n_msg)] = True
+        has[at, np.arange(n_msg)] = True
         new = has.copy()
         sent_before = np.zeros((2 * E, n_msg), dtype=bool)
         records = []

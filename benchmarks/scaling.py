@@ -141,7 +141,7 @@ def main(argv=None):
              f"t={CORESET_SIZE} (star), FederatedKMeans with C={FKM_FRACTION}, "
              f"T={FKM_ROUNDS} rounds (k-means++ start; a cluster below 1 % of the round's "
              f"rows for 20 rounds re-initialized: Sec. 2.3's basis, every client's rows, "
-             f"re-initializes all 16 clusters at C={FKM_FRACTION}).\n",
+             f"re-initializes all {K} clusters at C={FKM_FRACTION}).\n",
              "| algorithm | devices | points | fit (s) | peak memory (MiB) | data (MiB) | "
              "accuracy |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r.algorithm} | {r.devices} | {r.points} | {r.seconds:.3f} | "

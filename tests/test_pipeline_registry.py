@@ -160,3 +160,8 @@ def test_the_comparison_runs_natural_partitions_only_where_devices_are_natural(c
     assert not {"datasets", "partitions", "mix_fractions", "mixture"} & set(job)
     assert "mix_fractions" in comparison.job_settings(cfg, "femnist", heterogeneity=True)
     assert comparison.features("mixture") == []
+    # federated k-means' reassignment is stated from the section, as the job gets it
+    fkm = job["fedkmeans"]
+    caption = registry.figure_caption("comparison", "pareto_bytes", cfg)
+    assert (f"re-initialized after {fkm['reassign_after']} rounds below a fraction "
+            f"{fkm['reassign_fraction']:g} of the round's rows") in caption

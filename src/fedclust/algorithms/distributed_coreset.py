@@ -221,7 +221,7 @@ def portion_route(network: Topology, device_ids) -> Flood | FullFlood:
     return network.full_flood(ids)
 
 
-def send_portions(comm: Communication, route: Flood, sizes, kind: str,
+def send_portions(comm: Communication, route: Flood | FullFlood, sizes, kind: str,
                   floats_per: int) -> int:
     """Record on ``comm`` the messages of ``route`` carrying ``sizes[m]`` items of
     ``floats_per`` floats each (a message of no item is not sent) and their rounds; returns

@@ -73,6 +73,13 @@ _REASSIGN_BASIS = {"all": "every client's rows (Sec. 2.3 as printed)",
                    "round": "the round's rows (the authors' code; not Sec. 2.3's basis)"}
 
 
+def _reassignment(fkm) -> str:
+    if fkm["reassign_after"] is None:
+        return "no cluster re-initialized"
+    return (f"a cluster re-initialized after {fkm['reassign_after']} rounds below "
+            f"a fraction {fkm['reassign_fraction']:g} of {_REASSIGN_BASIS[fkm['reassign_basis']]}")
+
+
 def _variants(cfg) -> str:
     lkm = ", ".join(f"L = {s}" for s in cfg["localkmeans"]["local_steps"])
     core, fkm = cfg["coreset"], cfg["fedkmeans"]
@@ -85,9 +92,8 @@ def _variants(cfg) -> str:
             f"LocalKMeans ({lkm}, T = {cfg['localkmeans']['n_iter']}); the distributed "
             f"coreset (t = {core['coreset_size']}, over {topologies}); federated k-means "
             f"(C = {fkm['sample_fraction']:g}, E = {fkm['local_epochs']}, beta = "
-            f"{fkm['client_lr']:g}, T = {fkm['n_rounds']}, k-means++ start, a cluster "
-            f"re-initialized after 20 rounds below 1 % of "
-            f"{_REASSIGN_BASIS[fkm['reassign_basis']]}); and scikit-learn's "
+            f"{fkm['client_lr']:g}, T = {fkm['n_rounds']}, k-means++ start, "
+            f"{_reassignment(fkm)}); and scikit-learn's "
             f"KMeans on the pooled data ({cfg['centralized_n_init']} restarts), the reference")
 
 

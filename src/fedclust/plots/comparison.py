@@ -98,8 +98,9 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
     colours = _colours(stats)
 
     def draw(ax, cell):
-        for row in cell.itertuples():
-            ax.errorbar(getattr(row, x), row.cost_ratio, yerr=_run_range(cell.loc[[row.Index]]),
+        bars = _run_range(cell)
+        for i, row in enumerate(cell.itertuples()):
+            ax.errorbar(getattr(row, x), row.cost_ratio, yerr=bars[:, [i]],
                         marker=_MARKERS[row.algorithm], color=colours[label_of(row)],
                         linestyle="none", markersize=7, label=label_of(row))
         fx, fy = pareto_front(cell[x], cell["cost_ratio"])

@@ -170,6 +170,34 @@ def test_sample_weight_equals_repeated_rows(estimator_class):
     assert weighted.inertia_ == pytest.approx(repeated.inertia_)
 
 
+#: Every seeding by name of the estimators that take ``init`` (others: None).
+STRING_INITS = {"DistributedLloyd": ["k-means++", "greedy-k-means++", "random"],
+                "LocalKMeans": ["k-means++", "greedy-k-means++", "random"],
+                "FederatedKMeans": ["greedy-k-means++", "k-means++", "random", "uniform"]}
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_unit_sample_weights_fit_as_no_weights(cls):
+    """The sample-weight contract: ``sample_weight=None`` and ``np.ones(n)`` fit the same
+    model (centres, labels, inertia) from the same seed, with every seeding by name; on
+    overlapping clusters and random devices, where a different draw would land elsewhere."""
+    rng = np.random.default_rng(11)
+    centers = rng.normal(0.0, 4.0, (6, 5))
+    truth = rng.integers(0, 6, 600)
+    X = centers[truth] + rng.normal(0.0, 1.5, (600, 5))
+    devices = rng.integers(0, 12, 600)
+    for init in STRING_INITS.get(cls.__name__, [None]):
+        params = {"n_clusters": 6, **PARAMS.get(cls.__name__, {}),
+                  **({} if init is None else {"init": init})}
+        for seed in (0, 1, 2):
+            plain = cls(random_state=seed, **params).fit(X, devices)
+            ones = cls(random_state=seed, **params).fit(X, devices, sample_weight=np.ones(600))
+            np.testing.assert_allclose(ones.cluster_centers_, plain.cluster_centers_,
+                                       rtol=1e-12, atol=1e-12, err_msg=f"init={init}")
+            np.testing.assert_array_equal(ones.labels_, plain.labels_, err_msg=f"init={init}")
+            assert ones.inertia_ == pytest.approx(plain.inertia_, rel=1e-12, abs=1e-12)
+
+
 def test_errors_name_the_argument(estimator_class):
     X, _, devices = blobs(5, per_cluster=5)
     est = make(estimator_class)

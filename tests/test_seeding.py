@@ -8,6 +8,7 @@ from scipy.stats import chisquare
 from fedclust.communication import Communication
 from fedclust.federation import Federation
 from fedclust.seeding import (
+    distributed_greedy_kmeans_plusplus,
     distributed_kmeans_plusplus,
     distributed_random_init,
     initial_centers,
@@ -114,6 +115,54 @@ def test_distributed_kmeans_plusplus_has_the_centralized_weighted_distribution()
                                                                       Communication())[1]],
                         6, 20000)
     assert_matches(counts, exact_pair_probabilities(POINTS, WEIGHTS))
+
+
+def test_distributed_greedy_seeding_has_scikit_learns_greedy_distribution():
+    """k = 2: the first center proportional to w, then 2 + floor(ln 2) = 2 candidates drawn
+    proportional to w D^2 over the federation, the one of lower potential kept."""
+    fed = Federation.from_devices(POINTS, DEVICES, sample_weight=WEIGHTS)
+    rng = np.random.default_rng(6)
+    counts = draw_pairs(lambda: fed.order[distributed_greedy_kmeans_plusplus(
+        fed, 2, rng, Communication())[1]], 6, 20000)
+    assert_matches(counts, exact_greedy_pair_probabilities(POINTS, WEIGHTS, 2))
+
+
+def test_greedy_seeding_costs_two_rounds_per_center_and_one(rng):
+    X = rng.normal(size=(60, 5))
+    fed = Federation.from_devices(X, np.arange(60) % 6)
+    Z, d, k = fed.n_devices, fed.n_features, 4
+    trials = 2 + int(np.log(k))
+    comm = Communication()
+    centers, rows = distributed_greedy_kmeans_plusplus(fed, k, np.random.default_rng(0), comm)
+    np.testing.assert_array_equal(centers, fed.X[rows])
+    assert len(set(rows.tolist())) == k
+    assert comm["rounds"] == 2 * k + 1
+    # sizes, the first center's mass, per further center the candidates' potentials
+    assert comm.total("seed_potential") == (k - 1) * Z * trials
+    assert comm.total("seed_candidates") == (k - 1) * Z * trials * d
+    assert comm.total("seed_point") == d + (k - 1) * trials * d
+    assert comm.total("seed_choice", "ints") == (k - 2) * Z
+    with pytest.raises(ValueError, match="n_local_trials must be >= 1"):
+        distributed_greedy_kmeans_plusplus(fed, k, np.random.default_rng(0), Communication(),
+                                           n_local_trials=0)
+
+
+def test_greedy_seeding_separates_well_separated_groups_every_time():
+    # five tight 1-D groups: exact k-means++ puts two centers in one group on some draws,
+    # the greedy seeding (3 candidates per center) on none of these
+    rng = np.random.default_rng(8)
+    X = (np.repeat(np.arange(5.0), 40) + rng.normal(0, 0.05, 200))[:, None]
+    fed = Federation.from_devices(X, np.arange(200) % 10)
+    groups = np.round(fed.X[:, 0]).astype(int)
+    plain_misses = greedy_misses = 0
+    for seed in range(200):
+        _, plain = distributed_kmeans_plusplus(fed, 5, np.random.default_rng(seed),
+                                               Communication())
+        _, greedy = distributed_greedy_kmeans_plusplus(fed, 5, np.random.default_rng(seed),
+                                                       Communication())
+        plain_misses += len(set(groups[plain])) < 5
+        greedy_misses += len(set(groups[greedy])) < 5
+    assert plain_misses > 5 and greedy_misses == 0
 
 
 def test_weights_act_as_repeated_rows():

@@ -14,8 +14,14 @@ on device ``z`` is chosen with probability ``(m_z / sum m) (w D^2(x) / m_z)``: c
 k-means++. This is the LocalKMeans++ initialization (Vardhan et al., 2025, Algorithm 2) and
 the seeding of the distributed Lloyd baseline.
 
-Rows of weight <= 0 are never drawn (their probability is ``max(w, 0) D^2``); see
-:mod:`fedclust.lloyd` for what negative weights mean.
+:func:`distributed_greedy_kmeans_plusplus` is the greedy variant (scikit-learn's): every
+further center is the best of ``2 + floor(ln k)`` candidates drawn from that distribution, by
+the potential ``sum w D^2`` every device computes for each candidate.
+
+The federated seedings draw unweighted rows exactly as rows of weight 1 (the same calls on the
+generator), so an estimator fits the same model with ``sample_weight=None`` and
+``np.ones(n)`` from the same seed. Rows of weight <= 0 are never drawn (their probability is
+``max(w, 0) D^2``); see :mod:`fedclust.lloyd` for what negative weights mean.
 
 ``power=1`` (in :func:`kmeans_plusplus` and :func:`kmeans_plusplus_by_device`) samples
 proportional to ``w D`` instead of ``w D^2``: Arthur & Vassilvitskii's (2007) generalization of
@@ -36,7 +42,8 @@ from .federation import Federation
 from .lloyd import _FASTMATH, squared_norms
 
 __all__ = ["kmeans_plusplus", "kmeans_plusplus_by_device", "distributed_kmeans_plusplus",
-           "distributed_random_init", "initial_centers"]
+           "distributed_greedy_kmeans_plusplus", "distributed_random_init", "greedy_trials",
+           "initial_centers", "SEEDINGS"]
 
 
 def _positive(weights, n: int) -> np.ndarray | None:
@@ -268,16 +275,23 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
     return rows
 
 
-def _sample_point(federation: Federation, masses: np.ndarray, weights: np.ndarray | None,
+def _sample_point(federation: Federation, masses: np.ndarray, weights: np.ndarray,
                   rng: np.random.Generator) -> int:
     """Server picks a device proportionally to ``masses``; the device picks one of its rows
-    proportionally to ``weights`` (uniformly when None). Returns the sorted-row index."""
+    proportionally to ``weights``. Returns the sorted-row index."""
     device = rng.choice(len(masses), p=masses / masses.sum())
     start, stop = federation.offsets[device], federation.offsets[device + 1]
-    if weights is None:
-        return int(start + rng.integers(stop - start))
     w = weights[start:stop]
     return int(start + rng.choice(stop - start, p=w / w.sum()))
+
+
+def _drawing_weights(federation: Federation) -> np.ndarray:
+    """``max(w, 0)`` of every row, ones for unweighted rows: the federated seedings draw
+    unweighted rows exactly as rows of weight 1 (the same calls on the generator), so that
+    ``sample_weight=None`` and ``sample_weight=np.ones(n)`` seed alike from the same seed."""
+    if federation.weights is None:
+        return np.ones(federation.n_samples)
+    return _positive(federation.weights, federation.n_samples)
 
 
 def _device_masses(federation: Federation, values: np.ndarray) -> np.ndarray:
@@ -299,10 +313,9 @@ def distributed_random_init(federation: Federation, n_clusters: int,
         Indices of the chosen rows in the federation's sorted order.
     """
     n, d = federation.n_samples, federation.n_features
-    w = _positive(federation.weights, n)
-    drawable = n if w is None else int((w > 0).sum())
-    _check_enough(n_clusters, drawable, "rows of the federation")
-    rows = rng.choice(n, size=n_clusters, replace=False, p=None if w is None else w / w.sum())
+    w = _drawing_weights(federation)
+    _check_enough(n_clusters, int((w > 0).sum()), "rows of the federation")
+    rows = rng.choice(n, size=n_clusters, replace=False, p=w / w.sum())
     owners, per_owner = np.unique(np.searchsorted(federation.offsets, rows, side="right") - 1,
                                   return_counts=True)
     _report_sizes(federation, comm)
@@ -341,17 +354,16 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
         Indices of the chosen rows in the federation's sorted order.
     """
     X = federation.X
-    n, d, Z = federation.n_samples, federation.n_features, federation.n_devices
-    w = _positive(federation.weights, n)
-    _check_enough(n_clusters, n if w is None else int((w > 0).sum()),
-                  "rows" if w is None else "rows of positive weight")
+    d, Z = federation.n_features, federation.n_devices
+    w = _drawing_weights(federation)
+    _check_enough(n_clusters, int((w > 0).sum()),
+                  "rows" if federation.weights is None else "rows of positive weight")
     if x_sq is None:
         x_sq = squared_norms(X)
     devices = np.arange(Z)
     rows = np.empty(n_clusters, dtype=np.int64)
     # first center: proportional to the weight (device chosen by its size or weight)
-    first_masses = federation.device_sizes.astype(np.float64) if w is None else \
-        _device_masses(federation, w)
+    first_masses = _device_masses(federation, w)
     _report_sizes(federation, comm)
     rows[0] = _sample_point(federation, first_masses, w, rng)
     comm.send("seed_point", np.searchsorted(federation.offsets, rows[0], side="right") - 1,
@@ -359,7 +371,7 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
     comm.add_rounds(1)
     d2 = _sq_dist_to(X, x_sq, rows[0])
     for j in range(1, n_clusters):
-        scores = d2 if w is None else w * d2
+        scores = w * d2
         masses = _device_masses(federation, scores)
         comm.send("seed_center", SERVER, devices, floats=d)
         comm.send("seed_mass", devices, SERVER, floats=1)
@@ -376,22 +388,114 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
     return X[rows].copy(), rows
 
 
+def greedy_trials(n_clusters: int) -> int:
+    """Candidates per center of the greedy seeding: ``2 + floor(ln k)``, scikit-learn's."""
+    return 2 + int(np.log(max(n_clusters, 1)))
+
+
+def distributed_greedy_kmeans_plusplus(federation: Federation, n_clusters: int,
+                                       rng: np.random.Generator, comm: Communication, *,
+                                       n_local_trials: int | None = None,
+                                       x_sq: np.ndarray | None = None):
+    """Greedy weighted k-means++ over a federation: scikit-learn's seeding without moving data.
+
+    The first center is drawn as in :func:`distributed_kmeans_plusplus`. For every next one
+    the server draws ``n_local_trials`` candidates (default :func:`greedy_trials`) from the
+    ``w D^2`` distribution (a device by its mass, then one of its rows), every device returns
+    the potential ``sum w min(D^2, D_c^2)`` of its rows for every candidate ``c``, and the
+    server keeps the candidate of the lowest total (the first drawn on a tie): the greedy
+    k-means++ of scikit-learn's ``kmeans_plusplus`` on the pooled rows. The winner's
+    per-device potentials are the next draw's masses.
+
+    Communication: the sizes (one round), the first point (one round), the first center down
+    with one mass up per device (one round); then per further center one round in which the
+    candidates' owners send them (``d`` floats each; from the second on with the previous
+    winner's index, one integer, to every device) and one in which the server sends the
+    candidates to every device (``L d`` floats) and gathers ``L`` potentials from each:
+    ``2 k + 1`` rounds in all.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+    rows : ndarray of shape (n_clusters,)
+        Indices of the chosen rows in the federation's sorted order.
+    """
+    X = federation.X
+    d, Z = federation.n_features, federation.n_devices
+    trials = greedy_trials(n_clusters) if n_local_trials is None else int(n_local_trials)
+    if trials < 1:
+        raise ValueError(f"n_local_trials must be >= 1; got {n_local_trials!r}")
+    w = _drawing_weights(federation)
+    _check_enough(n_clusters, int((w > 0).sum()),
+                  "rows" if federation.weights is None else "rows of positive weight")
+    if x_sq is None:
+        x_sq = squared_norms(X)
+    devices = np.arange(Z)
+    rows = np.empty(n_clusters, dtype=np.int64)
+    first_masses = _device_masses(federation, w)
+    _report_sizes(federation, comm)
+    rows[0] = _sample_point(federation, first_masses, w, rng)
+    comm.send("seed_point", _owner(federation, rows[0]), SERVER, floats=d)
+    comm.add_rounds(1)
+    d2 = _sq_dist_to(X, x_sq, rows[0])
+    if n_clusters > 1:
+        comm.send("seed_center", SERVER, devices, floats=d)
+        comm.send("seed_mass", devices, SERVER, floats=1)
+        comm.add_rounds(1)
+    masses = _device_masses(federation, w * d2)
+    for j in range(1, n_clusters):
+        scores = w * d2
+        if masses.sum() <= 0.0:
+            # every drawable point coincides with a chosen center: draw as for the first one
+            candidates = [_sample_point(federation, first_masses, w, rng) for _ in range(trials)]
+        else:
+            candidates = [_sample_point(federation, masses, scores, rng) for _ in range(trials)]
+        owners, per_owner = np.unique([_owner(federation, r) for r in candidates],
+                                      return_counts=True)
+        if j > 1:
+            comm.send("seed_choice", SERVER, devices, ints=1)
+        comm.send("seed_point", owners, SERVER, floats=per_owner * d)
+        comm.add_rounds(1)
+        comm.send("seed_candidates", SERVER, devices, floats=trials * d)
+        comm.send("seed_potential", devices, SERVER, floats=trials)
+        comm.add_rounds(1)
+        best, best_d2, best_masses = None, None, None
+        for row in candidates:
+            trial = np.minimum(d2, _sq_dist_to(X, x_sq, row))
+            trial[row] = 0.0  # a candidate is at distance 0 from itself, whatever the rounding
+            trial_masses = _device_masses(federation, w * trial)
+            if best is None or trial_masses.sum() < best_masses.sum():
+                best, best_d2, best_masses = row, trial, trial_masses
+        rows[j], d2, masses = best, best_d2, best_masses
+    return X[rows].copy(), rows
+
+
+def _owner(federation: Federation, row) -> int:
+    return int(np.searchsorted(federation.offsets, row, side="right") - 1)
+
+
+#: The seedings :func:`initial_centers` resolves by name.
+SEEDINGS = {"k-means++": distributed_kmeans_plusplus,
+            "greedy-k-means++": distributed_greedy_kmeans_plusplus,
+            "random": distributed_random_init}
+
+
 def initial_centers(init, federation: Federation, n_clusters: int, rng: np.random.Generator,
                     comm: Communication) -> np.ndarray:
     """The ``init`` parameter of the server-based estimators, resolved.
 
-    ``"k-means++"`` runs :func:`distributed_kmeans_plusplus`, ``"random"``
-    :func:`distributed_random_init` (both record their messages in ``comm``); an array of
-    shape ``(n_clusters, n_features)`` is used as given, at no communication cost.
+    ``"k-means++"`` runs :func:`distributed_kmeans_plusplus`, ``"greedy-k-means++"``
+    :func:`distributed_greedy_kmeans_plusplus`, ``"random"`` :func:`distributed_random_init`
+    (each records its messages in ``comm``); an array of shape ``(n_clusters, n_features)``
+    is used as given, at no communication cost.
 
     Returns
     -------
     centers : ndarray of shape (n_clusters, n_features)
     """
     if isinstance(init, str):
-        check_choice(init, "init", {"k-means++", "random"})
-        seeding = distributed_kmeans_plusplus if init == "k-means++" else distributed_random_init
-        centers, _ = seeding(federation, n_clusters, rng, comm)
+        check_choice(init, "init", set(SEEDINGS))
+        centers, _ = SEEDINGS[init](federation, n_clusters, rng, comm)
         return centers
     centers = np.asarray(init, dtype=federation.X.dtype)
     shape = (n_clusters, federation.n_features)

@@ -27,11 +27,15 @@ class DistributedLloyd(FederatedClusteringMixin):
     Parameters
     ----------
     n_clusters : int, default=8
-    init : {"k-means++", "random"} or ndarray of shape (n_clusters, n_features), default="k-means++"
+    init : {"k-means++", "greedy-k-means++", "random"} or ndarray, default="k-means++"
         ``"k-means++"`` is exact (weighted) k-means++ over the federation
         (:func:`~fedclust.seeding.distributed_kmeans_plusplus`, two rounds per center);
-        ``"random"`` draws ``n_clusters`` points (two rounds); an array is taken as given
-        (no seeding communication).
+        ``"greedy-k-means++"`` scikit-learn's greedy variant
+        (:func:`~fedclust.seeding.distributed_greedy_kmeans_plusplus`, ``2 k + 1`` rounds);
+        ``"random"`` draws ``n_clusters`` points (two rounds); an array of shape
+        (n_clusters, n_features) is taken as given (no seeding communication). Unweighted
+        rows are drawn as rows of weight 1: ``sample_weight=None`` and ``np.ones(n)`` fit
+        the same model from the same seed.
     max_iter : int, default=300
         Lloyd iterations at most.
     random_state : int, Generator or None, default=None

@@ -40,10 +40,13 @@ class LocalKMeans(FederatedClusteringMixin):
         never aggregates (the "Lloyd without aggregation" baseline).
     n_iter : int, default=20
         ``T``: Lloyd iterations in all (local steps on every machine).
-    init : {"k-means++", "random"} or ndarray of shape (n_clusters, n_features)
+    init : {"k-means++", "greedy-k-means++", "random"} or ndarray, default="k-means++"
         ``"k-means++"`` is LocalKMeans++ (exact distributed k-means++, Algorithm 2);
-        ``"random"`` draws ``K`` points uniformly; an array is used as given (e.g. perturbed
-        true centers).
+        ``"greedy-k-means++"`` scikit-learn's greedy variant of it (not in the paper);
+        ``"random"`` draws ``K`` points uniformly; an array of shape (n_clusters, n_features)
+        is used as given (e.g. perturbed true centers). Unweighted rows are drawn as rows of
+        weight 1: ``sample_weight=None`` and ``np.ones(n)`` fit the same model from the same
+        seed.
     random_state : int, Generator or None, default=None
 
     Attributes

@@ -74,9 +74,9 @@ def test_farthest_point_seeding_by_hand():
         farthest_point_seeding(np.array([[0.0], [0.0], [1.0]]), np.array([0]), 3)
 
 
-def test_server_runs_exactly_one_lloyd_round_by_default():
+def test_the_printed_server_runs_exactly_one_lloyd_round():
     mix, devices = mixture(4, c=0.3)
-    km = KFed(9, 3, random_state=4).fit(mix.X, devices)
+    km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4).fit(mix.X, devices)
     # seeds: the k' centers of one device first, then farthest points among all local centers
     first_device = km.local_center_devices_[
         np.all(km.local_centers_ == km.server_init_[0], axis=1)][0]
@@ -242,3 +242,112 @@ def test_local_means_knob():
         assert clustering_accuracy(np.repeat(np.arange(4), 30), km.labels_) == 1.0
     with pytest.raises(ValueError, match="local_means must be one of"):
         KFed(4, 2, local_means="mean").fit(X, devices)
+
+
+def wide_cluster_federation(seed=0):
+    """A wide cluster (sd 5 along one axis) and three round ones, two of them 10 apart: 12
+    devices of two clusters each, and 12 small devices holding only the wide cluster, whose two
+    local centers (the wide cluster's halves) start the server's seeding with two seeds in one
+    cluster if such a device is picked (issue 24)."""
+    rng = np.random.default_rng(seed)
+    means = np.array([[0, 0, 0, 0], [20, 0, 0, 0], [20, 5, 0, 0], [20, -5, 0, 0.0]])
+    scale = np.array([5.0, 1, 1, 1])
+    X, devices = [], []
+    for z, pair in enumerate([(0, 1), (0, 2), (0, 3), (1, 2), (2, 3), (1, 3)] * 2):
+        for c in pair:
+            X.append(means[c] + (scale if c == 0 else 1.0) * rng.standard_normal((50, 4)))
+            devices += [z] * 50
+    for z in range(12, 24):
+        X.append(means[0] + scale * rng.standard_normal((60, 4)))
+        devices += [z] * 60
+    return np.vstack(X), np.array(devices)
+
+
+def test_default_escapes_the_tail_of_a_bad_start():
+    """Issue 24: with one random start (Algorithm 2 as printed, the old default) the server
+    sometimes seeds from a device holding only the wide cluster and ends in a local optimum far
+    from the optimum, with one Lloyd round and to convergence alike; the default tries several
+    starts and keeps the best clustering of the local centers."""
+    from sklearn.cluster import KMeans
+
+    from fedclust.metrics import kmeans_cost
+
+    X, devices = wide_cluster_federation()
+    optimum = KMeans(4, n_init=10, random_state=0).fit(X).inertia_  # independent of fedclust
+
+    def ratios(**params):
+        return np.array([kmeans_cost(X, KFed(4, 2, random_state=s, **params)
+                                     .fit(X, devices).cluster_centers_) / optimum
+                         for s in range(16)])
+
+    printed = ratios(server_starts=1, server_lloyd_rounds=1)
+    one_start = ratios(server_starts=1)
+    default = ratios()
+    assert printed.max() > 1.3 and one_start.max() > 1.3
+    assert default.max() < 1.1
+    assert default.mean() < one_start.mean() and default.mean() < printed.mean()
+
+
+def test_server_keeps_the_start_with_the_smallest_spread():
+    from fedclust.algorithms.kfed import server_clustering
+    from fedclust.metrics import kmeans_cost
+
+    X, devices = wide_cluster_federation()
+    km = KFed(4, 2, server_starts="all", random_state=0).fit(X, devices)
+    points, owner = km.local_centers_, km.local_center_devices_
+
+    spreads, costs = {}, {}
+    for z in np.unique(devices):
+        _, centers, labels, _, _ = server_clustering(points, owner, [z], 4, "converge")
+        spreads[z] = np.linalg.norm(points - centers[labels], axis=1).sum()
+        costs[z] = kmeans_cost(X, centers)
+    assert spreads[km.server_start_device_] == pytest.approx(min(spreads.values()))
+    # some start devices are bad even to convergence; the kept one is the best on the data too
+    assert max(costs.values()) > 1.3 * min(costs.values())
+    assert costs[km.server_start_device_] == pytest.approx(min(costs.values()))
+    # M starts with the k' centers of the kept device
+    np.testing.assert_array_equal(km.server_init_[:2], points[owner == km.server_start_device_])
+    nearest = np.linalg.norm(points[:, None] - km.cluster_centers_[None], axis=-1).argmin(1)
+    assert np.array_equal(km.local_center_labels_, nearest)  # converged
+
+
+def test_printed_algorithm_is_one_random_start_and_one_round():
+    mix, devices = mixture(4, c=0.3)
+    km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4).fit(mix.X, devices)
+    own = km.local_centers_[km.local_center_devices_ == km.server_start_device_]
+    np.testing.assert_array_equal(km.server_init_[:3], own)
+    to_seed = np.linalg.norm(km.local_centers_[:, None] - km.server_init_[None],
+                             axis=-1).argmin(axis=1)
+    expected = np.stack([km.local_centers_[to_seed == j].mean(axis=0) for j in range(9)])
+    np.testing.assert_allclose(km.cluster_centers_, expected, atol=1e-9)
+    assert np.array_equal(km.local_center_labels_, to_seed) and km.n_iter_ == 1
+
+
+def test_server_starts_change_nothing_sent_and_are_reproducible():
+    X, devices = wide_cluster_federation(1)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(X))
+    fits = {starts: KFed(4, 2, server_starts=starts, random_state=3).fit(X, devices)
+            for starts in (1, 5, "all")}
+    summaries = {s: m.communication_.summary() for s, m in fits.items()}
+    assert summaries[1] == summaries[5] == summaries["all"]
+    again = KFed(4, 2, server_starts=5, random_state=3).fit(X, devices)
+    np.testing.assert_array_equal(again.cluster_centers_, fits[5].cluster_centers_)
+    assert again.server_start_device_ == fits[5].server_start_device_
+    # sample weights: every start is tried on the weighted local centers, same seed same output
+    weighted = [KFed(4, 2, server_weighting="size", random_state=3).fit(X, devices,
+                                                                       sample_weight=w)
+                for _ in range(2)]
+    np.testing.assert_array_equal(weighted[0].cluster_centers_, weighted[1].cluster_centers_)
+    assert weighted[0].server_start_device_ in np.unique(devices)
+
+
+def test_server_starts_is_validated():
+    X = np.zeros((10, 2))
+    devices = np.arange(10) % 2
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="server_starts"):
+            KFed(3, 2, server_starts=bad).fit(X, devices)
+    with pytest.raises(ValueError, match="server_starts must be a positive int or 'all'"):
+        KFed(3, 2, server_starts="every").fit(X, devices)
+    with pytest.raises((TypeError, ValueError), match="server_starts"):
+        KFed(3, 2, server_starts=2.5).fit(X, devices)

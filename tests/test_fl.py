@@ -80,6 +80,30 @@ def test_local_steps_equal_plain_sgd_on_each_device_alone():
             assert torch.allclose(ours[n][i], p[n].detach(), atol=1e-6)
 
 
+def test_fused_mlp_step_is_the_autograd_step():
+    model = MLP(6, 5, 3)
+    stacked = StackedModel(model)
+    params = stacked.init(4, seed=2)
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(4, 7, 6, generator=gen), torch.randint(0, 3, (4, 7), generator=gen)
+    ref = {n: p.clone().requires_grad_(True) for n, p in params.items()}
+    grads = torch.autograd.grad(stacked.losses(ref, x, y).sum(), list(ref.values()))
+    ours = {n: p.clone() for n, p in params.items()}
+    MLP.stacked_sgd_step(ours, x, y, 0.3)
+    for (n, p), g in zip(ref.items(), grads, strict=True):
+        assert torch.allclose(ours[n], p.detach() - 0.3 * g, atol=1e-6), n
+
+
+def test_rows_of_many_steps_are_those_of_one_call_per_step():
+    store, *_ = _store()
+    segs = torch.tensor([4, 0, 2])
+    xs, ys = store.sample(segs, 5, torch.Generator().manual_seed(9), steps=3)
+    gen = torch.Generator().manual_seed(9)
+    for step in range(3):
+        xb, yb = store.sample(segs, 5, gen)
+        assert torch.equal(xs[step], xb) and torch.equal(ys[step], yb)
+
+
 def test_sample_draws_only_rows_of_the_segment():
     store, X, _, devices = _store()
     xb, _ = store.sample(torch.tensor([1, 3]), 50, torch.Generator().manual_seed(0))
@@ -179,6 +203,11 @@ def test_fedavg_rounds_are_reproducible_and_counted_exactly():
     assert comm["rounds"] == 6
     assert comm["floats_down"] == comm["floats_up"] == 6 * 3 * size
     assert comm["bytes_up"] == 4 * comm["floats_up"]
+    # booked in bulk, the ledger holds one message per device and round, edge by edge
+    kinds = comm.by_kind().set_index("kind")
+    assert kinds.loc["model", "messages"] == kinds.loc["model_update", "messages"] == 6 * 3
+    edges = comm.by_edge()
+    assert (edges["floats"] == edges["messages"] * size).all()
 
 
 def test_one_device_full_participation_is_sgd_on_that_device():
@@ -230,6 +259,38 @@ def test_ifca_rounds_send_k_models_down_and_an_identity_up():
     assert comm["floats_up"] == 4 * 5 * size and comm["ints_up"] == 4 * 5
     assert len(result.identity_accuracy) == 4
     assert all(0.5 <= a <= 1.0 for a in result.identity_accuracy)
+
+
+def test_ifca_restarts_keep_the_lowest_objective_and_book_every_start():
+    store, *_ = _store(n_devices=6)
+    trainer = FederatedTrainer(MLP(4, 3, 2), lr=0.3, local_steps=2, batch_size=4,
+                               loss_rows=5, progress=False)
+    size = trainer.stacked.n_parameters
+    result = trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, n_models=2,
+                         ifca=True, restarts=3, restart_rounds=2, eval_every=2,
+                         evaluate=lambda m: {"w": float(m["fc2.bias"].sum())})
+    assert len(result.restart_scores) == 3
+    assert result.restart_kept == int(np.argmin(result.restart_scores))
+    # the kept start only: one row per evaluated round, its models at the end
+    assert [r["round"] for r in result.history] == [0, 2, 4, 5]
+    assert result.history[-1]["w"] == float(result.models["fc2.bias"].sum())
+    comm = result.communication
+    assert comm["rounds"] == 5 + 1                              # + the scoring round
+    warm, rest = 3 * 2 * 2, 3 * 2                               # (starts x) rounds x devices
+    assert comm["floats_down"] == (warm + rest) * 2 * size + 6 * 3 * 2 * size
+    assert comm["floats_up"] == (warm + rest) * size + 6 * 3
+    # identical starts: every start is the run's own when there is one
+    single = trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, n_models=2,
+                         ifca=True)
+    again = trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, n_models=2,
+                        ifca=True, restarts=1, restart_rounds=3)
+    assert all(torch.equal(single.models[n], again.models[n]) for n in single.models)
+    assert single.restart_scores == [] and single.restart_kept == 0
+    with pytest.raises(ValueError, match="restarts are IFCA's"):
+        trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, restarts=2)
+    with pytest.raises(ValueError, match="restart_rounds"):
+        trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, n_models=2,
+                    ifca=True, restarts=2, restart_rounds=6)
 
 
 def test_groups_train_their_own_models():

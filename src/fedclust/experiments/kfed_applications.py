@@ -11,12 +11,18 @@
   FedProx's power-law partition over 500 devices) and Shakespeare (one device per role).
 
 Every run's data and training have their own seeds, named by the experiment, the setting and
-the run (the data's seed leaves out the method, so all methods of a run see the same data).
+the run, never by the method or strategy: the methods of one run are compared on the same
+data, from the same initial model (Global's model is IFCA's and k-FED's first; every
+strategy of a Fig 4 run starts from the same model), with the same streams of devices and
+minibatch rows; they differ only where the method itself draws (IFCA's restarts, k-FED's
+clustering, pow-d's loss queries, which have their own stream: see
+:meth:`fedclust.fl.training.FederatedTrainer.run`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,6 +151,7 @@ def _capped(devices, cap, seed: int) -> np.ndarray:
 def _fit_kfed(data: FLData, params: dict, seed: int) -> KFed:
     return KFed(n_clusters=params["n_clusters"], device_clusters=params["device_clusters"],
                 server_lloyd_rounds=params["server_lloyd_rounds"],
+                server_starts=params["server_starts"],
                 random_state=seed_for(seed, "kfed")).fit(data.kfed_X, data.devices)
 
 
@@ -178,7 +185,8 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
                                batch_size=cfg["batch_size"], aggregation=cfg["aggregation"],
                                loss_rows=cfg["loss_rows"])
     store = DeviceStore.from_arrays(data.X, data.y, data.devices)
-    zeros = (np.zeros(len(data.y), dtype=np.int64), np.zeros(len(data.test_y), dtype=np.int64))
+    zeros = (np.zeros(len(data.y), dtype=np.int64), np.zeros(len(data.test_y), dtype=np.int64),
+             {})
     routes = lambda models: zeros                                   # noqa: E731
     run = {"n_models": 1}
     extra = {"model_floats": float(trainer.stacked.n_parameters)}
@@ -196,21 +204,28 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
     if method == "kfed":
         segment, seg_device, seg_group = segments_of(data.devices, km.labels_)
         store = DeviceStore.from_arrays(data.X, data.y, segment)
-        routed = (km.labels_, route_by_local_centers(km, data.kfed_test_X, data.test_devices))
+        routed = (km.labels_, route_by_local_centers(km, data.kfed_test_X, data.test_devices),
+                  {})
         routes = lambda models: routed                              # noqa: E731
         run = {"n_models": kfed["n_clusters"], "segment_device": seg_device,
                "segment_group": seg_group}
     elif method == "ifca":
         eval_gen = torch.Generator()
+        true_group = (_majority(data.clusters, data.devices, data.n_devices)
+                      if (data.clusters >= 0).all() else None)
 
         def routes(models):    # every device picks its model on its own training rows
             eval_gen.manual_seed(seed_for(seed, "evaluation"))
             choice = trainer.choose_models(models, store, np.arange(store.n_segments), eval_gen)
-            return choice[data.devices], choice[data.test_devices]
+            # identity accuracy of every device's choice (not only a round's devices)
+            metrics = {"ifca_models_used": float(len(np.unique(choice)))}
+            if true_group is not None:
+                metrics["identity_accuracy"] = clustering_accuracy(true_group, choice)
+            return choice[data.devices], choice[data.test_devices], metrics
 
-        true_group = (_majority(data.clusters, data.devices, data.n_devices)
-                      if (data.clusters >= 0).all() else None)
-        run = {"n_models": kfed["n_clusters"], "ifca": True, "true_group": true_group}
+        run = {"n_models": kfed["n_clusters"], "ifca": True, "true_group": true_group,
+               "restarts": cfg.get("ifca_restarts", 1),
+               "restart_rounds": cfg.get("ifca_restart_rounds", 1)}
 
     # evaluation rows: every row, or at most eval_*_rows per device (a fixed random subset)
     train_rows = _capped(data.devices, cfg["eval_train_rows"], seed_for(seed, "eval rows"))
@@ -222,20 +237,36 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
     final = {}
 
     def evaluate(models):
-        rows, test = routes(models)
+        rows, test, metrics = routes(models)
         loss, _ = trainer.stacked.evaluate(models, X_t, y_t, rows[train_rows])
         _, correct = trainer.stacked.evaluate(models, test_X_t, test_y_t, test[test_rows])
         final["per_device"] = _per_device_mean(correct.astype(float),
                                                data.test_devices[test_rows], data.n_devices)
         return {"test_accuracy": float(correct.mean()),
                 "test_accuracy_device_mean": float(np.nanmean(final["per_device"])),
-                "train_loss": float(loss.mean())}
+                "train_loss": float(loss.mean()), **metrics}
 
     result = trainer.run(store, rounds=cfg["rounds"], selection=chooser, seed=seed,
                          evaluate=evaluate, eval_every=cfg["eval_every"], desc=desc, **run)
     extra["floats_down_per_round"] = result.communication["floats_down"] / cfg["rounds"]
     extra["floats_up_per_round"] = result.communication["floats_up"] / cfg["rounds"]
+    # the protocol's own cost per round, once IFCA's restarts (our addition) are over
+    after = run.get("restart_rounds", 0) if run.get("restarts", 1) > 1 else 0
+    extra["floats_down_per_training_round"] = _per_round(result.history, "floats_down", after)
+    if result.restart_scores:
+        extra["ifca_restart_kept"] = float(result.restart_kept)
+        extra["ifca_restart_objective_kept"] = min(result.restart_scores)
+        extra["ifca_restart_objective_worst"] = max(result.restart_scores)
     return result, final["per_device"], extra
+
+
+def _per_round(history: list[dict], key: str, after: int) -> float:
+    """``key``'s growth per round between the first and the last evaluated rounds past round
+    ``after`` (NaN when fewer than two are)."""
+    rows = [row for row in history if row["round"] > after] if after else history
+    if len(rows) < 2:
+        return math.nan
+    return (rows[-1][key] - rows[0][key]) / (rows[-1]["round"] - rows[0]["round"])
 
 
 def _long(records: list[dict], id_columns) -> pd.DataFrame:
@@ -265,8 +296,7 @@ def table2_runs(train, test, *, n_devices: int, device_clusters: int, method: st
             result, _, extra = train_method(
                 data, cfg, method=method, kfed={**cfg["kfed"], "n_clusters": 4,
                                                 "device_clusters": device_clusters},
-                seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, method,
-                              run),
+                seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, run),
                 desc=f"Table 2 {method} Z={n_devices} k'={device_clusters} run {run}")
         except InfeasibleSettingError as err:
             log.warning("skipped %s: %s", key, err)
@@ -346,7 +376,7 @@ def fig4_runs(dataset: str, strategy: str, data: FLData, cfg: dict, *,
         try:
             result, per_device, extra = train_method(
                 data, cfg, method="global", selection=strategy, kfed=cfg["kfed"],
-                seed=seed_for(base_seed, "kfed", "fig4", dataset, strategy, run),
+                seed=seed_for(base_seed, "kfed", "fig4", dataset, run),
                 desc=f"Fig 4 {dataset} {strategy} run {run}")
         except InfeasibleSettingError as err:
             log.warning("skipped %s: %s", key, err)

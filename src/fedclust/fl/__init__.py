@@ -8,9 +8,11 @@ without it.
 
 * :mod:`fedclust.fl.models`: the models (IFCA's 784-200-10 MLP, a character LSTM).
 * :mod:`fedclust.fl.stacked`: many copies of one model as stacked parameters, trained by one
-  ``vmap`` call per local step (no Python loop over devices or samples).
+  batched call per local step (no Python loop over devices or samples; the MLP's step is
+  written out and fused, the other models' go through autograd).
 * :mod:`fedclust.fl.data`: per-device row stores, train/test splits, FedProx's power-law
   class partition.
 * :mod:`fedclust.fl.selection`: which devices train in a round.
-* :mod:`fedclust.fl.training`: the round loop (FedAvg, one model per group, IFCA).
+* :mod:`fedclust.fl.training`: the round loop (FedAvg, one model per group, IFCA with
+  random restarts scored by its own objective).
 """

@@ -74,11 +74,17 @@ class DeviceStore:
         """Segment (position) of every stored row."""
         return np.repeat(np.arange(self.n_segments), self.sizes.numpy())
 
-    def sample(self, segments: torch.Tensor, size: int, generator: torch.Generator):
+    def sample(self, segments: torch.Tensor, size: int, generator: torch.Generator,
+               *, steps: int | None = None):
         """``size`` rows of each of ``segments``, uniform with replacement: ``X`` of shape
-        ``(len(segments), size, ...)`` and ``y`` of shape ``(len(segments), size)``."""
+        ``(len(segments), size, ...)`` and ``y`` of shape ``(len(segments), size)``.
+
+        With ``steps``, the draws of ``steps`` such calls at once (a leading dimension
+        ``steps``): the same rows, in the same order, as ``steps`` calls one after another
+        (torch's generator fills a tensor in order)."""
         start, n = self.offsets[segments], self.sizes[segments]
-        u = torch.rand(len(segments), size, generator=generator)
+        shape = (len(segments), size) if steps is None else (steps, len(segments), size)
+        u = torch.rand(shape, generator=generator)
         offset = torch.minimum((u * n[:, None]).long(), (n - 1)[:, None])
         rows = start[:, None] + offset
         return self.X[rows], self.y[rows]

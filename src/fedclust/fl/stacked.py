@@ -82,12 +82,23 @@ class StackedModel:
     def local_steps(self, stack: Stack, store, segments: torch.Tensor, *, steps: int,
                     lr: float, batch_size: int, generator: torch.Generator) -> Stack:
         """``steps`` SGD steps of every copy, copy ``i`` on minibatches of segment
-        ``segments[i]`` of ``store`` (``batch_size`` rows drawn with replacement per step).
-        One backward pass of the summed losses gives every copy its own gradient."""
+        ``segments[i]`` of ``store`` (``batch_size`` rows drawn with replacement per step;
+        the rows of all the steps are drawn in one call, the same rows as one call per step).
+
+        A model with ``stacked_sgd_step(params, x, y, lr)`` (the MLP: its gradient written
+        out, the update fused into the products) takes its steps through it; any other model
+        through autograd, where one backward pass of the summed losses gives every copy its
+        own gradient."""
+        xs, ys = store.sample(segments, batch_size, generator, steps=steps)
+        fused = getattr(self.module, "stacked_sgd_step", None)
+        if fused is not None:
+            params = {name: p.clone() for name, p in stack.items()}
+            for step in range(steps):
+                fused(params, xs[step], ys[step], lr)
+            return params
         params = {name: p.clone().requires_grad_(True) for name, p in stack.items()}
-        for _ in range(steps):
-            xb, yb = store.sample(segments, batch_size, generator)
-            grads = torch.autograd.grad(self.losses(params, xb, yb).sum(),
+        for step in range(steps):
+            grads = torch.autograd.grad(self.losses(params, xs[step], ys[step]).sum(),
                                         [params[n] for n in self.names])
             with torch.no_grad():
                 torch._foreach_add_([params[n] for n in self.names], list(grads), alpha=-lr)
@@ -97,12 +108,15 @@ class StackedModel:
     def loss_matrix(self, stack: Stack, store, segments: torch.Tensor, *, rows: int,
                     generator: torch.Generator) -> torch.Tensor:
         """Mean loss of every model of ``stack`` on the same ``rows`` rows (drawn with
-        replacement) of each of ``segments``: shape ``(n_models, len(segments))``."""
+        replacement) of each of ``segments``: shape ``(n_models, len(segments))``. Every
+        model reads all the drawn rows as one batch (no copy of the models or the rows)."""
         xb, yb = store.sample(segments, rows, generator)
         n_models, n = next(iter(stack.values())).shape[0], len(segments)
-        pairs = {name: p.repeat_interleave(n, dim=0) for name, p in stack.items()}
-        reps = (n_models,) + (1,) * (xb.dim() - 1)
-        return self.losses(pairs, xb.repeat(reps), yb.repeat(n_models, 1)).view(n_models, n)
+        x = xb.reshape(1, n * rows, *xb.shape[2:]).expand(n_models, *(-1,) * (xb.dim() - 1))
+        logits = self.module.stacked_forward(stack, x)
+        ce = F.cross_entropy(logits.flatten(0, 1), yb.reshape(-1).repeat(n_models),
+                             reduction="none")
+        return ce.view(n_models, n, rows).mean(2)
 
     @torch.no_grad()
     def evaluate(self, stack: Stack, X: torch.Tensor, y: torch.Tensor, model_of_row,

@@ -15,11 +15,23 @@ One :class:`FederatedTrainer` runs every method of k-FED's applications (Sec. 4.
   data (estimated on ``loss_rows`` rows drawn with replacement; Ghosh et al. use all local
   rows), trains it and sends it back with the chosen index; each model is averaged over the
   devices that chose it. The *identity accuracy* of a round is the matching accuracy of
-  those choices against ``true_group`` (the device's real cluster), logged every round.
+  those choices against ``true_group`` (the device's real cluster), logged every round as
+  ``round_identity_accuracy``.
+
+  From one random start, IFCA with few devices a round can collapse: the model that happens
+  to fit every device best early is chosen by all, trained on all clusters, and stays the
+  best for all (k-FED's Table 2 at Z = 200 once ended with 2 of its 4 models in use).
+  Ghosh et al.'s public code starts from one PyTorch default initialisation and trains every
+  device every round; ``restarts`` runs several random starts side by side for
+  ``restart_rounds`` rounds and keeps the one with the lowest IFCA objective (every device's
+  loss under its best model): a collapsed start fits the devices of the clusters its models
+  missed worse, so the objective prefers the starts whose models split the clusters. The
+  choice uses no cluster labels.
 
 The ledger counts every model sent in floats (the parameters of one copy), every loss query
 of pow-d (model down, one float up), IFCA's chosen index as an integer, and one round per
-round.
+round (the starts of IFCA's restarts run side by side, one round per round, plus the round
+that scores them).
 """
 
 from __future__ import annotations
@@ -44,12 +56,16 @@ __all__ = ["FederatedTrainer", "TrainingResult"]
 @dataclass
 class TrainingResult:
     """The models after the last round (a stack), the evaluation history (one dict per
-    evaluated round) and the ledger of the whole run."""
+    evaluated round), the ledger of the whole run, IFCA's identity accuracy of every round
+    (on that round's devices) and, with restarts, every start's IFCA objective and the start
+    kept."""
 
     models: dict
     history: list[dict]
     communication: Communication
     identity_accuracy: list[float] = field(default_factory=list)
+    restart_scores: list[float] = field(default_factory=list)
+    restart_kept: int = 0
 
 
 class FederatedTrainer:
@@ -113,10 +129,13 @@ class FederatedTrainer:
     # ------------------------------------------------------------------ helpers
     def choose_models(self, models, store: DeviceStore, segments, generator) -> np.ndarray:
         """IFCA's choice: the model with the lowest estimated loss on each segment."""
+        return self.loss_matrix(models, store, segments, generator).argmin(0).numpy()
+
+    def loss_matrix(self, models, store: DeviceStore, segments, generator) -> torch.Tensor:
+        """Loss of every model on ``loss_rows`` rows of each segment, ``(n_models, n)``."""
         segments = torch.as_tensor(np.asarray(segments), dtype=torch.long)
-        losses = self.stacked.loss_matrix(models, store, segments, rows=self.loss_rows,
-                                          generator=generator)
-        return losses.argmin(0).numpy()
+        return self.stacked.loss_matrix(models, store, segments, rows=self.loss_rows,
+                                        generator=generator)
 
     def _segment_layout(self, store, segment_device):
         """Device of every segment (validated) and rows of every device."""
@@ -133,7 +152,8 @@ class FederatedTrainer:
     # ------------------------------------------------------------------ the loop
     def run(self, train: DeviceStore, *, rounds: int, selection, seed: int, n_models: int = 1,
             segment_device=None, segment_group=None, ifca: bool = False, true_group=None,
-            evaluate=None, eval_every: int = 1, communication: Communication | None = None,
+            restarts: int = 1, restart_rounds: int = 1, evaluate=None, eval_every: int = 1,
+            communication: Communication | None = None,
             desc: str = "federated training") -> TrainingResult:
         """Train for ``rounds`` rounds.
 
@@ -145,7 +165,9 @@ class FederatedTrainer:
         selection : RandomBySize, PowerOfChoice or KFedPowerOfChoice
             Picks the devices of each round (positions ``0 .. n_devices - 1``).
         seed : int
-            Seeds the initial models, the minibatches and the selection (separate streams).
+            Seeds the initial models, the selection, the minibatches and the rows of the loss
+            queries (IFCA's choices, pow-d's candidates): four separate streams, so a method
+            that queries losses draws the same minibatch stream as one that does not.
         n_models : int
             Models trained (1: FedAvg; k: per-group models or IFCA's).
         segment_device : array of shape (n_segments,), optional
@@ -155,19 +177,32 @@ class FederatedTrainer:
         ifca : bool
             Devices choose their model every round (needs one segment per device).
         true_group : array of shape (n_devices,), optional
-            Real cluster of every device, for IFCA's identity accuracy.
+            Real cluster of every device, for IFCA's identity accuracy of each round.
+        restarts, restart_rounds : int
+            IFCA only: run ``restarts`` random starts side by side (each its own initial
+            models and streams; start 0 is the run without restarts) for ``restart_rounds``
+            rounds, then keep the start with the lowest IFCA objective -- every device's
+            loss under its best model, on ``loss_rows`` of its rows, the mean over devices
+            weighted by rows -- and go on with it alone to ``rounds``. The discarded starts'
+            messages, and the scoring round (every device gets every start's models and sends
+            one loss per start), are in the ledger.
         evaluate : callable, optional
             ``evaluate(models) -> dict`` of metrics, called at round 0, every ``eval_every``
-            rounds and at the last round.
+            rounds and at the last round (with restarts, for the kept start only, once it is
+            chosen).
         communication : Communication, optional
             Ledger to add to (e.g. one holding k-FED's one-shot round).
         """
         rounds = check_int(rounds, "rounds", low=1)
         eval_every = check_int(eval_every, "eval_every", low=1)
         n_models = check_int(n_models, "n_models", low=1)
+        restarts = check_int(restarts, "restarts", low=1)
+        if restarts > 1:
+            if not ifca:
+                raise ValueError("restarts are IFCA's: pass ifca=True, or restarts=1")
+            restart_rounds = check_int(restart_rounds, "restart_rounds", low=1, high=rounds)
         segment_device, device_sizes = self._segment_layout(train, segment_device)
         one_per_device = len(segment_device) == len(device_sizes)
-        segment_of_device = np.argsort(segment_device)       # read only with one per device
         if (ifca or isinstance(selection, PowerOfChoice)) and not one_per_device:
             raise ValueError("IFCA and pow-d need one segment per device")
         if isinstance(selection, PowerOfChoice) and n_models != 1:
@@ -180,61 +215,186 @@ class FederatedTrainer:
 
         comm = communication if communication is not None else Communication(
             float_bytes=self.float_bytes)
-        rng = np.random.default_rng(seed_for(seed, "selection"))
-        batches = torch.Generator().manual_seed(seed_for(seed, "batches"))
-        models = self.stacked.init(n_models, seed_for(seed, "init"))
-        size = self.stacked.n_parameters
-        seg_sizes = train.sizes.numpy()
-        history, identity = [], []
+        loop = _Loop(self, train, selection, comm, n_models=n_models,
+                     segment_device=segment_device, device_sizes=device_sizes,
+                     segment_group=segment_group, ifca=ifca, true_group=true_group)
+        starts = [loop.start(seed, r) for r in range(restarts)]
+        history: list[dict] = []
 
-        def query_losses(devices):
-            """pow-d's loss queries: the global model down, one loss value up."""
-            comm.send("model_for_loss", SERVER, devices, floats=size)
-            comm.send("local_loss", devices, SERVER, floats=1)
-            segs = torch.as_tensor(segment_of_device[devices], dtype=torch.long)
-            return self.stacked.loss_matrix(models, train, segs, rows=self.loss_rows,
-                                            generator=batches)[0].numpy()
+        def flush(state):
+            """Evaluate the kept start's snapshots, in round order."""
+            for t, models, ledger, extra in state.snapshots:
+                history.append({"round": t, **(evaluate(models) if evaluate else {}),
+                                **extra, **ledger})
+            state.snapshots.clear()
 
-        def record(t, extra):
-            row = {"round": t, **(evaluate(models) if evaluate else {}), **extra,
-                   "floats_up": comm["floats_up"], "floats_down": comm["floats_down"],
-                   "bytes_up": comm["bytes_up"], "bytes_down": comm["bytes_down"]}
-            history.append(row)
-            return row
-
-        record(0, {})
+        for state in starts:
+            loop.snapshot(state, 0, {})
+        if len(starts) == 1:
+            flush(starts[0])
+        restart_scores = []
         bar = progress_bar(desc=desc, total=rounds, disable=not self.progress, unit="round")
         for t in range(1, rounds + 1):
-            chosen = selection.select(rng, device_sizes, query_losses)
-            segs = np.flatnonzero(np.isin(segment_device, chosen.devices))
-            owners = segment_device[segs]
-            if ifca:
-                group = self.choose_models(models, train, segs, batches)
-                comm.send("models", SERVER, chosen.devices, floats=n_models * size)
-                if true_group is not None:
-                    identity.append(clustering_accuracy(np.asarray(true_group)[owners], group))
-            else:
-                group = segment_group[segs]
-                fresh = ~np.isin(owners, chosen.queried)     # queried devices hold the model
-                comm.send("model", SERVER, owners[fresh], floats=size)
-            seg_t = torch.as_tensor(segs, dtype=torch.long)
-            group_t = torch.as_tensor(group, dtype=torch.long)
-            trained = self.stacked.local_steps(take(models, group_t), train, seg_t,
-                                               steps=self.local_steps, lr=self.lr,
-                                               batch_size=self.batch_size, generator=batches)
-            weight = (torch.as_tensor(seg_sizes[segs], dtype=torch.float32)
-                      if self.aggregation == "size" else torch.ones(len(segs)))
-            models = average_by_group(trained, group_t, weight, models)
-            comm.send("model_update", owners, SERVER, floats=size, ints=1 if ifca else 0)
+            for state in starts:
+                loop.round(state)
             comm.add_rounds(1)
             bar.update(1)
             if t % eval_every == 0 or t == rounds:
-                extra = {"n_filled": chosen.n_filled,
-                         "distinct_groups": len(np.unique(group))}
-                if identity:
-                    extra["identity_accuracy"] = identity[-1]
-                row = record(t, extra)
-                bar.set_postfix(**{k: f"{v:.3f}" for k, v in row.items()
+                for state in starts:
+                    loop.snapshot(state, t, state.last)
+            if len(starts) > 1 and t == restart_rounds:
+                restart_scores = loop.score(starts, seed)
+                starts = [starts[int(np.argmin(restart_scores))]]
+            if len(starts) == 1 and starts[0].snapshots:
+                flush(starts[0])
+                bar.set_postfix(**{k: f"{v:.3f}" for k, v in history[-1].items()
                                    if k in ("test_accuracy", "train_loss", "identity_accuracy")})
         bar.close()
-        return TrainingResult(models, history, comm, identity)
+        loop.ledger.flush()
+        kept = starts[0]
+        return TrainingResult(kept.models, history, comm, kept.identity,
+                              restart_scores=list(map(float, restart_scores)),
+                              restart_kept=kept.index)
+
+
+@dataclass
+class _Start:
+    """One start of the round loop: its models and its own random streams."""
+
+    index: int
+    models: dict
+    rng: np.random.Generator
+    batches: torch.Generator
+    queries: torch.Generator
+    identity: list = field(default_factory=list)
+    snapshots: list = field(default_factory=list)
+    last: dict = field(default_factory=dict)
+
+
+class _Loop:
+    """The rounds of one :meth:`FederatedTrainer.run`: what every start shares."""
+
+    def __init__(self, trainer: FederatedTrainer, train: DeviceStore, selection, comm, *,
+                 n_models, segment_device, device_sizes, segment_group, ifca, true_group):
+        self.trainer, self.train, self.selection, self.comm = trainer, train, selection, comm
+        self.n_models, self.ifca = n_models, ifca
+        self.segment_device, self.device_sizes = segment_device, device_sizes
+        self.segment_group = segment_group
+        self.segment_of_device = np.argsort(segment_device)   # read only with one per device
+        self.true_group = None if true_group is None else np.asarray(true_group)
+        self.size = trainer.stacked.n_parameters
+        self.seg_sizes = train.sizes.numpy()
+        self.ledger = _RoundLedger(comm, len(device_sizes))
+
+    def start(self, seed: int, index: int) -> _Start:
+        """Start ``index``: its own initial models and streams (start 0: the run's own)."""
+        def named(name):
+            return seed_for(seed, name) if index == 0 else seed_for(seed, name, "start", index)
+        return _Start(index=index,
+                      models=self.trainer.stacked.init(self.n_models, named("init")),
+                      rng=np.random.default_rng(named("selection")),
+                      batches=torch.Generator().manual_seed(named("batches")),
+                      queries=torch.Generator().manual_seed(named("queries")))
+
+    def snapshot(self, state: _Start, t: int, extra: dict) -> None:
+        """The models and ledger after round ``t``, to evaluate once the start is kept."""
+        self.ledger.flush()
+        ledger = {key: self.comm[key] for key in ("floats_up", "floats_down", "bytes_up",
+                                                  "bytes_down")}
+        state.snapshots.append((t, state.models, ledger, dict(extra)))
+
+    def round(self, state: _Start) -> None:
+        """One round of ``state``: select, (IFCA: choose), train locally, average."""
+        trainer, ledger, train, size = self.trainer, self.ledger, self.train, self.size
+
+        def query_losses(devices):
+            """pow-d's loss queries: the global model down, one loss value up."""
+            ledger.down("model_for_loss", devices, floats=size)
+            ledger.up("local_loss", devices, floats=1)
+            return trainer.loss_matrix(state.models, train, self.segment_of_device[devices],
+                                       state.queries)[0].numpy()
+
+        chosen = self.selection.select(state.rng, self.device_sizes, query_losses)
+        segs = np.flatnonzero(np.isin(self.segment_device, chosen.devices))
+        owners = self.segment_device[segs]
+        if self.ifca:
+            group = trainer.choose_models(state.models, train, segs, state.queries)
+            ledger.down("models", chosen.devices, floats=self.n_models * size)
+            if self.true_group is not None:
+                state.identity.append(clustering_accuracy(self.true_group[owners], group))
+        else:
+            group = self.segment_group[segs]
+            fresh = ~np.isin(owners, chosen.queried)     # queried devices hold the model
+            ledger.down("model", owners[fresh], floats=size)
+        seg_t = torch.as_tensor(segs, dtype=torch.long)
+        group_t = torch.as_tensor(group, dtype=torch.long)
+        trained = trainer.stacked.local_steps(take(state.models, group_t), train, seg_t,
+                                              steps=trainer.local_steps, lr=trainer.lr,
+                                              batch_size=trainer.batch_size,
+                                              generator=state.batches)
+        weight = (torch.as_tensor(self.seg_sizes[segs], dtype=torch.float32)
+                  if trainer.aggregation == "size" else torch.ones(len(segs)))
+        state.models = average_by_group(trained, group_t, weight, state.models)
+        ledger.up("model_update", owners, floats=size, ints=1 if self.ifca else 0)
+        state.last = {"n_filled": chosen.n_filled, "distinct_groups": len(np.unique(group))}
+        if state.identity:
+            state.last["round_identity_accuracy"] = state.identity[-1]
+
+    def score(self, starts: list[_Start], seed: int) -> list[float]:
+        """IFCA's objective of every start on the same rows: each device's loss under its
+        best model, the mean over devices weighted by rows (one round: every start's models
+        down to every device, one loss per start up)."""
+        devices = np.arange(len(self.device_sizes))
+        self.ledger.flush()
+        self.comm.send("restart_models", SERVER, devices,
+                       floats=len(starts) * self.n_models * self.size)
+        self.comm.send("restart_losses", devices, SERVER, floats=len(starts))
+        self.comm.add_rounds(1)
+        segs = self.segment_of_device[devices]
+        weight = self.device_sizes / self.device_sizes.sum()
+        scores = []
+        for state in starts:
+            rows = torch.Generator().manual_seed(seed_for(seed, "restart rows"))
+            best = self.trainer.loss_matrix(state.models, self.train, segs, rows).min(0).values
+            scores.append(float(np.dot(weight, best.numpy())))
+        return scores
+
+
+class _RoundLedger:
+    """The messages of the rounds, counted per (kind, device) and booked into the ledger in
+    bulk (:meth:`Communication.send_bundled`) whenever it is read: the same totals, per edge
+    and per kind, as one :meth:`Communication.send` per message. Booking every round left
+    thousands of small arrays between the rounds' large transient tensors, and the heap grew
+    by ~0.8 MB a round (glibc cannot return a heap pinned by small live blocks): 12 GB over a
+    15,000-round run."""
+
+    def __init__(self, comm: Communication, n_devices: int):
+        self.comm, self.n_devices = comm, n_devices
+        self.counts: dict[tuple, np.ndarray] = {}
+
+    def _count(self, key, devices) -> None:
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = np.zeros(self.n_devices, dtype=np.int64)
+        np.add.at(counts, np.asarray(devices, dtype=np.int64), 1)
+
+    def down(self, kind: str, devices, *, floats: int, ints: int = 0) -> None:
+        """One message of ``floats`` floats and ``ints`` ints from the server to each of
+        ``devices`` (a device listed twice gets two)."""
+        self._count((kind, True, int(floats), int(ints)), devices)
+
+    def up(self, kind: str, devices, *, floats: int, ints: int = 0) -> None:
+        """One message from each of ``devices`` to the server."""
+        self._count((kind, False, int(floats), int(ints)), devices)
+
+    def flush(self) -> None:
+        """Book every counted message into the ledger."""
+        for (kind, down, floats, ints), counts in self.counts.items():
+            devices = np.flatnonzero(counts)
+            if not devices.size:
+                continue
+            n = counts[devices]
+            sender, receiver = (SERVER, devices) if down else (devices, SERVER)
+            self.comm.send_bundled(kind, sender, receiver, messages=n, floats=n * floats,
+                                   ints=n * ints)
+            counts[:] = 0

@@ -56,7 +56,7 @@ def test_a_separation_is_independent_of_the_others():
 def test_run_setting_reads_the_config_section():
     settings = {"separation": 50.0, "separations": [0.1, 1.0], "device_clusters": "sqrt",
                 "devices_per_cluster": 2, "samples_per_cluster": 10, "runs": 1,
-                "server_lloyd_rounds": 1, "inactive_to_active": 0.1}
+                "server_lloyd_rounds": 1, "server_starts": 1, "inactive_to_active": 0.1}
     table1 = run_setting("table1", settings, n_features=6, n_clusters=4, base_seed=0,
                          show_progress=False)
     assert set(table1.separation) == {50.0}

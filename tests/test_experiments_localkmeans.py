@@ -107,6 +107,55 @@ def test_parameter_sweep_keeps_every_iteration_and_values_are_independent():
     assert_same_rows(parameter_sweep(values=[6], **kw), table, n_machines=6)
 
 
+def test_a_sweep_shares_its_trial_seeds_across_the_values():
+    drawn = {}
+
+    def setting(m):
+        def factory(rng):
+            drawn.setdefault(m, []).append(rng.random())
+            return synthetic_factory(3, 6, 240, 4.0)(rng)
+        return factory, m, {}
+    kw = dict(parameter="n_machines", values=[2, 6], make_setting=setting, local_steps=[3],
+              n_iter=2, trials=2, base_seed=0, names=("sweep",), init="k-means++",
+              perturbation=0.3, show_progress=False)
+    table = parameter_sweep(**kw)
+    # trial i draws the same points at every M (common random numbers) ...
+    assert drawn[2] == drawn[6] and drawn[2][0] != drawn[2][1]
+    assert set(table.groupby("trial").seed.nunique()) == {1}
+    # ... unless asked otherwise
+    drawn.clear()
+    parameter_sweep(**kw, shared_seeds=False)
+    assert drawn[2] != drawn[6]
+
+
+def test_fig4_k_sweep_holds_the_separation_fixed():
+    syn = {**SYNTHETIC, "n_clusters": 4, "n_features": 20, "n_machines": 20,
+           "samples_per_machine": 200}
+    fig4 = {"local_steps": [3], "trials": 1, "init": "k-means++", "snr": [], "n_clusters":
+            [2, 4, 6], "n_machines": [], "sweep_snr": 3.01, "total_samples": 4000}
+    table = fig4_sweep("n_clusters", syn, fig4, base_seed=1, show_progress=False)
+    geometry = table.groupby("n_clusters")[["separation", "snr"]].first()
+    # the same Delta/sigma at every K: its value at r = 3.01 for K = 4, d = 20, n = 4,000
+    np.testing.assert_allclose(geometry.separation, 6.0799, atol=1e-4)
+    assert geometry.snr.loc[4] == pytest.approx(3.01)
+    np.testing.assert_allclose(geometry.snr, [snr_of(6.0799, 1, n_clusters=k, n_features=20,
+                                                     n_samples=4000) for k in (2, 4, 6)],
+                               rtol=1e-4)
+    assert geometry.snr.is_monotonic_decreasing  # fewer samples per cluster: r falls with K
+    # the data drawn at K = 2 have that separation: sigma = sqrt(2) / 6.08
+    seed = table[table.n_clusters == 2].seed.iloc[0]
+    X, labels, centers = synthetic_factory(2, 20, 4000, geometry.snr.loc[2])(
+        generator_for(seed, "data"))
+    assert np.std(X - centers[labels]) == pytest.approx(np.sqrt(2) / 6.0799, rel=0.03)
+    # the earlier reading stays available: r held, Delta/sigma growing with K
+    fixed_r = fig4_sweep("n_clusters", syn, {**fig4, "n_clusters_holds": "snr"}, base_seed=1,
+                         show_progress=False).groupby("n_clusters")[["separation", "snr"]].first()
+    np.testing.assert_allclose(fixed_r.snr, 3.01)
+    assert fixed_r.separation.is_monotonic_increasing
+    with pytest.raises(ValueError, match="n_clusters_holds"):
+        fig4_sweep("n_clusters", syn, {**fig4, "n_clusters_holds": "d"}, base_seed=1)
+
+
 def test_fig1_panel_and_fig4_sweep_read_their_config_sections():
     fig1 = {"local_steps": [1, None], "trials": 1}
     panel = fig1_panel(SYNTHETIC, fig1, snr=5.0, init="perturbed", base_seed=1,
@@ -123,7 +172,7 @@ def test_fig1_panel_and_fig4_sweep_read_their_config_sections():
         assert columns is None or set(table.columns) == columns
         columns = set(table.columns)
     machines = fig4_sweep("n_machines", SYNTHETIC, fig4, base_seed=1, show_progress=False)
-    assert set(machines.n_samples) == {240}
+    assert set(machines.n_samples) == {240} and "separation" in machines
     with pytest.raises(ValueError, match="sweep must be one of"):
         fig4_sweep("n_features", SYNTHETIC, fig4, base_seed=1)
 

@@ -56,6 +56,14 @@ def test_defaults_are_filled_from_the_schema_down_to_nested_sections():
     assert config["kfed"]["fig3"]["max_iter"] == 300
     assert config["localkmeans"]["synthetic"]["perturbation"] == 0.3
     assert config["data_mirror"] is None and config["profile"] == "paper"
+    # a default written once in its $defs entry reaches every section that refers to it
+    config = load("config.yaml")
+    del config["kfed"]["table2"]["kfed"]["server_starts"]
+    del config["comparison"]["kfed"]["server_starts"]
+    validate_config(config, SCHEMA)
+    assert config["kfed"]["table2"]["kfed"]["server_starts"] == 1
+    assert config["comparison"]["kfed"]["server_starts"] == 1
+    assert config["reproduction"] == {"not_at_this_profile": {}}
 
 
 def test_every_default_lives_in_the_schema_only():
@@ -220,6 +228,12 @@ MALFORMED = [
      "'comparison.dropout[1]': 1.0 is greater than or equal to the maximum of 1"),
     (_set(("comparison", "coreset"), {"topologies": ["grid"]}),
      "'comparison.coreset.topologies[0]': 'grid' is not one of ['star', 'erdos_renyi']"),
+    (_set(("reproduction",), {"not_at_this_profile": {"kfed.tabel2": "sixty rounds only, "
+                                                                      "not the paper's"}}),
+     "'reproduction.not_at_this_profile.kfed.tabel2': no such target in "
+     "config/paper_targets.yaml (did you mean 'kfed.table2'?)"),
+    (_set(("reproduction",), {"not_at_this_profile": {"kfed.table2": "short"}}),
+     "'reproduction.not_at_this_profile.kfed.table2': 'short' is too short"),
 ]
 
 

@@ -52,6 +52,17 @@ def test_final_sweeps_label_the_fixed_sizes_from_the_table():
     assert len(xs) == 2 and not any((a == b).any() for a, b in zip(xs, xs[1:], strict=False))
 
 
+def test_k_sweep_label_names_the_fixed_separation():
+    def setting(k):
+        return synthetic_factory(k, 6, 240, 4.0 / k), 4, {"separation": 6.08, "snr": 4.0 / k,
+                                                          "samples_per_machine": 60}
+    table = parameter_sweep(parameter="n_clusters", values=[2, 3], make_setting=setting,
+                            local_steps=[3], n_iter=2, trials=1, base_seed=0, names=("plot",),
+                            init="k-means++", perturbation=0.3, show_progress=False)
+    fig = plot_final_sweeps(table)
+    assert fig.axes[1].get_xlabel() == "K (60 samples per machine, Δ/σ = 6.08)"
+
+
 def test_objective_panel_can_add_no_aggregations_own_objective_dotted():
     table = trajectory_runs(X_factory=synthetic_factory(3, 6, 300, 2.0),
                             local_steps=[1, None], n_iter=4, n_machines=6, trials=2,

@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -8,9 +9,13 @@ from fedclust.reproduction import (
     Claim,
     checked,
     claims_table,
+    declare_profile,
+    expectation,
     gather_claims,
     load_targets,
     target,
+    target_keys,
+    verdict_changes,
     write_reproduction,
 )
 
@@ -19,9 +24,9 @@ from .conftest import REPO
 
 def test_claim_status_and_margin():
     ok = Claim("p", "i", "q", reproduced=0.99, paper_value=1.0, tolerance=0.02)
-    assert ok.status == "pass" and ok.margin == pytest.approx(0.01)
+    assert ok.status == "pass" and ok.margin == pytest.approx(0.01) and ok.within_band
     bad = Claim("p", "i", "q", reproduced=0.95, paper_value=1.0, tolerance=0.02)
-    assert bad.status == "fail" and bad.margin == pytest.approx(-0.03)
+    assert bad.status == "fail" and bad.margin == pytest.approx(-0.03) and not bad.within_band
     at_least = Claim("p", "i", "q", reproduced=0.3, paper_value=0.0, tolerance=0.0,
                      comparison="at_least")
     assert at_least.status == "pass" and at_least.margin == pytest.approx(0.3)
@@ -29,63 +34,120 @@ def test_claim_status_and_margin():
                     comparison="at_most")
     assert at_most.status == "fail"
     info = Claim("p", "i", "q", reproduced=3.0, comparison="reported")
-    assert info.status == "reported" and math.isnan(info.margin)
-    assert Claim("p", "i", "q", reproduced=math.nan, comparison="not_run").status == "not run"
-    assert Claim("p", "i", "q", reproduced=1.0, comparison="deviation").status == "deviation"
+    assert info.status == "reported" and math.isnan(info.margin) and info.within_band is None
     with pytest.raises(ValueError, match="unknown comparison"):
         Claim("p", "i", "q", reproduced=1.0, comparison="roughly")
 
 
-def test_checked_claims_take_value_tolerance_and_place_from_the_target():
-    spec = {"where": "Fig 9", "comparison": "at_most", "value": 1.0, "tolerance": 0.1,
-            "provenance": "a statement"}
+def test_a_printed_range_is_checked_at_both_ends():
+    def claim(r):
+        return Claim("p", "i", "q", reproduced=r, paper_value=0.001, paper_high=0.01,
+                     comparison="between")
+    assert claim(0.005).status == "pass" and claim(0.005).margin == pytest.approx(0.004)
+    assert claim(0.000177).status == "fail"     # below the lower end: no longer a pass
+    assert claim(0.02).status == "fail"
+
+
+def test_a_setting_not_measured_fails():
+    missing = Claim("p", "i", "q", reproduced=math.nan, paper_value=1.0, tolerance=0.1)
+    assert missing.status == "fail" and missing.within_band is False
+    assert math.isnan(missing.margin)
+
+
+def test_checked_claims_take_value_tolerance_place_and_key_from_the_target(tmp_path):
+    (tmp_path / "t.yaml").write_text(
+        "paper:\n  fig9:\n    where: Fig 9\n    comparison: at_most\n    value: 1.0\n"
+        "    tolerance: 0.1\n    provenance: a statement\n")
+    spec = load_targets(tmp_path / "t.yaml")["paper"]["fig9"]
     claim = checked(spec, paper="p", item="i", quantity="q", reproduced=1.05)
-    assert claim.status == "pass" and claim.where == "Fig 9"
+    assert claim.status == "pass" and claim.where == "Fig 9" and claim.key == "paper.fig9"
     assert claim.provenance == "a statement" and claim.margin == pytest.approx(0.05)
+    # a plain dict built from the target loses the key unless it is given
+    assert checked({**spec, "value": 2.0}, paper="p", item="i", quantity="q",
+                   reproduced=1.0).key == ""
 
 
-def test_a_failing_check_with_a_stated_reason_contradicts_and_without_fails():
+def test_a_stated_reason_never_turns_a_miss_into_anything_but_fail():
     spec = {"where": "Fig 4(b)", "comparison": "at_least", "value": 0.0, "tolerance": 0.0,
             "why_ours_differs": "the SNR is held fixed across K"}
     failing = checked(spec, paper="p", item="i", quantity="q", reproduced=-0.01)
-    assert failing.status == "contradicts" and failing.explanation.startswith("the SNR")
+    assert failing.status == "fail" and failing.explanation.startswith("the SNR")
     assert checked(spec, paper="p", item="i", quantity="q", reproduced=0.01).status == "pass"
-    spec.pop("why_ours_differs")
-    assert checked(spec, paper="p", item="i", quantity="q", reproduced=-0.01).status == "fail"
 
 
-def test_the_report_lists_each_contradiction_with_its_reason(tmp_path):
+def test_deviation_and_by_construction_verdicts():
+    spec = {"where": "Fig 3", "comparison": "at_most", "value": 1.0, "tolerance": 0.0,
+            "by_construction": "one round against many"}
+    assert checked(spec, paper="p", item="i", quantity="q",
+                   reproduced=0.1).status == "by construction"
+    # a by-construction check that fails is a plain fail: something is broken
+    assert checked(spec, paper="p", item="i", quantity="q", reproduced=2.0).status == "fail"
+    stand_in = Claim("p", "i", "q", reproduced=0.5, paper_value=1.0, tolerance=0.1,
+                     deviation="a synthetic stand-in for YearPredictionMSD")
+    assert stand_in.status == "deviation" and stand_in.within_band is False
+    assert "stand-in" in stand_in.explanation
+
+
+def test_profile_declarations_cover_the_target_and_everything_under_it():
+    claims = [Claim("p", "a", "q", reproduced=0.5, paper_value=1.0, tolerance=0.1,
+                    key="kfed.table2.values"),
+              Claim("p", "b", "q", reproduced=1.0, paper_value=1.0, tolerance=0.1,
+                    key="kfed.table2.above_global"),
+              Claim("p", "c", "q", reproduced=0.5, paper_value=1.0, tolerance=0.1,
+                    key="kfed.table1"),
+              Claim("p", "d", "q", reproduced=0.5, comparison="reported",
+                    key="kfed.table2.values")]
+    declare_profile(claims, {"kfed.table2": "60 rounds instead of the paper's 1,000 or more"})
+    assert [c.status for c in claims] == ["not at this profile", "not at this profile", "fail",
+                                          "reported"]
+    assert "60 rounds" in claims[0].explanation and "outside the band" in claims[0].explanation
+    assert "inside the band" in claims[1].explanation
+
+
+def test_the_report_counts_every_verdict_and_lists_each_miss_with_its_reason(tmp_path):
     claims = [Claim("LocalKMeans", "Fig 4(b)", "more clusters worse", reproduced=-0.01,
                     paper_value=0.0, tolerance=0.0, comparison="at_least",
-                    explanation="r is held fixed | so larger K is easier"),
+                    explanation="r is held fixed | so larger K is easier", note="K=2: 0.1",
+                    key="lkm.fig4"),
               Claim("LocalKMeans", "Fig 4(a)", "higher SNR better", reproduced=-0.3,
                     paper_value=0.0, tolerance=0.0, comparison="at_most",
-                    explanation="never shown: this one passes")]
-    write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md")
+                    explanation="never shown: this one passes", key="lkm.fig4a"),
+              Claim("k-FED", "Table 2", "accuracy", reproduced=0.9, paper_value=0.98,
+                    tolerance=0.015, key="kfed.table2.values")]
+    declare_profile(claims, {"kfed.table2": "60 rounds only", "kfed.fig9": "never matches"})
+    write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md",
+                       profile="quick", declared={"kfed.table2": "60 rounds only",
+                                                  "kfed.fig9": "never matches"})
     text = (tmp_path / "r.md").read_text()
-    assert "1 pass, 0 fail, 1 contradict the paper" in text
-    section = text.split("## Where this run contradicts the paper, and why")[1]
+    assert ("**1 pass**, **1 fail**, **1 not at this profile**, **0 deviation**, "
+            "**0 by construction**, **0 reported**") in text
+    section = text.split("## Fails, with the measured reason")[1].split("##")[0]
     assert "Fig 4(b) (more clusters worse): r is held fixed" in section
-    assert "never shown" not in section
-    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["contradicts", "pass"]
-
-
-def test_write_reproduction_report(tmp_path):
-    claims = [Claim("k-FED", "Table 1, d=100", "accuracy", reproduced=1.0, paper_value=1.0,
-                    tolerance=0.02, provenance="printed in Table 1", where="Table 1"),
-              Claim("k-FED", "Fig 3", "ratio", reproduced=1.05, paper_value=1.0, tolerance=0.1,
-                    comparison="at_most", note="rounds 1 | 40"),
-              Claim("k-FED", "Table 2", "accuracy", reproduced=math.nan, paper_value=0.98,
-                    comparison="not_run", note="not built yet")]
-    write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md", profile="quick")
-    text = (tmp_path / "r.md").read_text()
-    assert "2 pass, 0 fail" in text and "1 printed but not run yet" in text
-    assert "printed in Table 1" in text and "**pass**" in text and "**not run**" in text
-    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["pass", "pass", "not run"]
+    assert "Measured: K=2: 0.1" in section and "never shown" not in section
+    assert "60 rounds only" in text.split("## Not at this profile")[1]
+    assert "`kfed.fig9`" in text.split("## Declarations that matched no row")[1]
+    assert pd.read_csv(tmp_path / "r.csv").status.tolist() == ["fail", "pass",
+                                                                "not at this profile"]
     # every row of the Markdown table has as many cells as the header
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     cells = {len(line.replace("\\|", "").split("|")) for line in rows}
     assert len(rows) == 4 and len(cells) == 1, rows
+
+
+def test_verdict_changes_in_either_direction_and_new_or_lost_rows():
+    def table(statuses):
+        return pd.DataFrame({"key": [f"k.{i}" for i in statuses], "item": "i", "quantity": "q",
+                             "status": list(statuses.values())})
+    expected = table({1: "pass", 2: "fail", 3: "pass"})
+    assert verdict_changes(expected, expected).empty
+    now = table({1: "fail", 2: "pass", 4: "pass"})
+    changes = verdict_changes(now, expected).set_index("key")
+    assert changes.loc["k.1"].tolist()[-2:] == ["pass", "fail"]
+    assert changes.loc["k.2"].tolist()[-2:] == ["fail", "pass"]
+    assert pd.isna(changes.loc["k.3", "status_now"]) and pd.isna(changes.loc["k.4",
+                                                                            "status_expected"])
+    with pytest.raises(ValueError, match="share a"):
+        verdict_changes(pd.concat([now, now]), expected)
 
 
 def test_targets_file_loads_and_names_missing_keys(tmp_path):
@@ -96,6 +158,8 @@ def test_targets_file_loads_and_names_missing_keys(tmp_path):
         load_targets(tmp_path / "t.yaml")
     with pytest.raises(KeyError, match="kfed.table1"):
         target({"kfed": {}}, "kfed", "table1")
+    assert {"kfed.table2.values", "kfed.table2", "coreset.graphs.theory_fraction"} <= \
+        target_keys(targets)
     empty = gather_claims([claims_table([])])
     assert list(empty.columns) == list(CLAIM_COLUMNS) and empty.empty
 
@@ -114,3 +178,36 @@ def test_every_target_says_where_it_is_printed():
                 walk(value, f"{path}[{i}]")
     walk(targets, "targets")
     assert targets["kfed"]["table1"]["where"] == "Table 1 (Sec. 4.1)"
+
+
+def test_every_skipped_setting_is_a_row_with_its_reason():
+    from fedclust.io import skipped, tidy
+    from fedclust.reproduction import skipped_claims
+
+    records = [{"dataset": "toy", "dropout": 0.5, "run": 0, "cost": 1.0},
+               skipped({"dataset": "toy", "dropout": 0.9, "run": 0}, "one device left"),
+               skipped({"dataset": "toy", "dropout": 0.9, "run": 1}, "one device left")]
+    table = tidy(records, ["dataset", "dropout", "run"])
+    rows = skipped_claims("p", "kfed", {"participation": table, "other": table.iloc[:1]})
+    assert len(rows) == 1 and rows[0].status == "reported"
+    assert rows[0].item == "participation: dataset=toy, dropout=0.9"
+    assert rows[0].note == "runs [0, 1]: one device left" and rows[0].key == "kfed.skipped"
+
+
+def test_rows_without_a_key_survive_the_expectation_file(tmp_path):
+    """Rows with no target key (a reported measurement) or no quantity read back from the
+    committed CSV as empty strings: the same row, not a changed verdict."""
+    table = pd.DataFrame({"key": ["k.1", np.nan], "item": ["i", "j"],
+                          "quantity": [np.nan, "q"], "status": ["pass", "reported"]})
+    path = tmp_path / "verdicts.csv"
+    expectation(table).to_csv(path, index=False)
+    assert verdict_changes(table, pd.read_csv(path, keep_default_na=False)).empty
+    # and the report, written from claims read back from CSV (the key column then holds NaN)
+    claims = claims_table([Claim("k-FED", "Table 2", "accuracy", reproduced=0.9,
+                                 paper_value=0.98, tolerance=0.015, key="kfed.table2.values"),
+                           Claim("comparison", "ranking", "cost", reproduced=1.1,
+                                 comparison="reported")])
+    claims.to_csv(tmp_path / "claims.csv", index=False)
+    write_reproduction(pd.read_csv(tmp_path / "claims.csv"), tmp_path / "r.csv",
+                       tmp_path / "r.md", declared={"kfed.fig9": "a declaration for no row"})
+    assert "`kfed.fig9`" in (tmp_path / "r.md").read_text()

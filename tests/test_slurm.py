@@ -78,7 +78,8 @@ def test_slurm_profile_runs_table1_through_sbatch(tmp_path):
     for row in table1["rows"]:
         sel = acc[(acc.n_features == row["n_features"]) & (acc.n_clusters == row["n_clusters"])]
         assert len(sel) == settings["runs"], row
-        # within max(2 std of the paper, 1 point), float rounding allowed (see test_workflow)
-        bound = max(2 * row["std"], table1["min_tolerance"]) + 1e-12
+        # within max(2 printed std, the printed precision), float rounding allowed (see
+        # test_workflow)
+        bound = max(2 * row["std"], table1["printed_precision"]) + 1e-12
         assert abs(sel.value.mean() - row["value"]) <= bound, row
         assert f"| {row['n_features']} | {row['n_clusters']} |" in table, row

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,6 +62,29 @@ def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     assert "data/postures/raw/Postures.csv" in result.stdout
     # plain `snakemake` applies the local profile by itself
     assert "workflow specific profile workflow/profiles/default" in result.stderr
+
+
+def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):
+    result = run(["-n", "--cores", "2", "--configfile", "config/ci.yaml", "--config",
+                  "coreset={datasets: [year_prediction], kmedian: {datasets: []}, "
+                  "diameter: {datasets: []}}", "--", "results/coreset/claims.csv"],
+                 copy_workflow(tmp_path))
+    assert "fetch_year_prediction" in result.stdout
+    assert "data/year_prediction/features.h5" in result.stdout
+
+
+def test_jobs_run_this_checkouts_code_even_when_another_stands_first(tmp_path):
+    # another fedclust first on the path (an editable install of another checkout, a
+    # PYTHONPATH): the Snakefile and every job must still import this copy's src/
+    other = tmp_path / "other" / "fedclust"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise ImportError('the other checkout was imported')\n")
+    work = copy_workflow(tmp_path / "work")
+    env = dict(os.environ, PYTHONPATH=str(other.parent))
+    result = subprocess.run(SNAKEMAKE + ["--cores", "1", "results/run_config.yaml"], cwd=work,
+                            capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "the other checkout" not in result.stdout + result.stderr
 
 
 def test_bad_config_stops_with_the_key_named_in_a_few_lines(tmp_path):
@@ -219,8 +243,18 @@ def test_result_tables_are_identical_across_runs_and_core_counts(killed_and_clea
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    """The quick profile, run once on a fresh copy of the workflow with the offline mirror."""
+    """The quick profile, run once on a fresh copy of the workflow with the offline mirror.
+
+    ``FEDCLUST_QUICK_RUN=<folder>`` checks a quick run already finished there instead (e.g.
+    after changing only the targets and rerunning ``results/reproduction.csv`` in it)."""
     from .conftest import shared_data_dir
+
+    if os.environ.get("FEDCLUST_QUICK_RUN"):
+        work = Path(os.environ["FEDCLUST_QUICK_RUN"]).resolve()
+        if not (work / "results" / "reproduction.csv").is_file():
+            pytest.fail(f"FEDCLUST_QUICK_RUN={work}: no results/reproduction.csv there")
+        return work, {p.relative_to(work) for p in work.rglob("*")
+                      if p.parts[len(work.parts)] in OUTPUT_FOLDERS}
     mirror = shared_data_dir()
     if mirror is None:
         if os.environ.get("CI"):
@@ -258,6 +292,31 @@ def test_quick_profile_writes_only_data_results_and_figures(quick_run):
     assert "\r" not in train and len(train) < 5000
 
 
+EXPECTED_VERDICTS = REPO / "tests" / "data" / "quick_verdicts.csv"
+
+
+@pytest.mark.reproduction
+def test_every_quick_profile_verdict_is_the_committed_one(quick_run):
+    """A verdict that changes, in either direction, fails CI: the expectation changes only in
+    a commit that says why (``expectation(report).to_csv(EXPECTED_VERDICTS, index=False)``)."""
+    from fedclust.reproduction import VERDICTS, verdict_changes
+
+    work, _ = quick_run
+    report = pd.read_csv(work / "results" / "reproduction.csv")
+    assert set(report.status) <= set(VERDICTS)
+    changes = verdict_changes(report, pd.read_csv(EXPECTED_VERDICTS, keep_default_na=False))
+    assert changes.empty, (
+        f"{len(changes)} verdicts differ from {EXPECTED_VERDICTS.name} (expected -> now):\n"
+        + changes.to_string(max_colwidth=60)
+        + f"\n(the run's rows: {work / 'results' / 'reproduction.csv'})")
+    # every row that does not pass says why, with what was measured
+    missed = report[report.status.isin(["fail", "not at this profile", "deviation"])]
+    assert missed.explanation.fillna("").str.len().gt(20).all(), missed[["item", "quantity"]]
+    text = (work / "results" / "reproduction.md").read_text()
+    counts = report.status.value_counts()
+    assert ", ".join(f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS) in text
+
+
 @pytest.mark.reproduction
 def test_quick_profile_reproduces_table1_and_fig5_on_real_data(quick_run):
     work, _ = quick_run
@@ -272,23 +331,20 @@ def test_quick_profile_reproduces_table1_and_fig5_on_real_data(quick_run):
     runs = pd.read_csv(work / "results" / "kfed" / "table1.csv")
     acc = runs[runs.metric == "accuracy"]
     assert set(acc.devices_per_cluster) == {5} and set(acc.separation) == {100.0}
+    report = pd.read_csv(work / "results" / "reproduction.csv")
+    t1 = report[report.item.str.startswith("Table 1,")].set_index("item")
+    assert len(t1) == len(table1["rows"])
     for row in table1["rows"]:
         sel = acc[(acc.n_features == row["n_features"]) & (acc.n_clusters == row["n_clusters"])]
         assert len(sel) == quick["runs"]
         assert set(sel.device_clusters) == {round(row["n_clusters"] ** 0.5)}
-        # the check: within max(2 std of the paper, 1 point) of the printed mean; (300, 100) sits
-        # exactly on the bound (100 vs 98.40 +- 0.80): allow float rounding, as the report does
-        bound = max(2 * row["std"], table1["min_tolerance"]) + 1e-12
-        assert abs(sel.value.mean() - row["value"]) <= bound, row
-    report = pd.read_csv(work / "results" / "reproduction.csv")
-    t1 = report[report.item.str.startswith("Table 1,")]
-    assert len(t1) == len(table1["rows"]) and (t1.status == "pass").all()
-    # no check fails without a stated reason, and every stated reason is in the report
-    assert "fail" not in set(report.status)
-    contradicting = report[report.status == "contradicts"]
-    assert contradicting.explanation.str.len().gt(50).all()
-    text = (work / "results" / "reproduction.md").read_text()
-    assert f"{len(contradicting)} contradict the paper" in text
+        # the check, recomputed from the runs: within max(2 printed std, the printed precision)
+        # of the printed mean; (300, 100) sits exactly on the bound (100 vs 98.40 +- 0.80):
+        # float rounding allowed, as the report does
+        bound = max(2 * row["std"], table1["printed_precision"]) + 1e-12
+        inside = abs(sel.value.mean() - row["value"]) <= bound
+        verdict = t1.loc[f"Table 1, d={row['n_features']}, k={row['n_clusters']}", "status"]
+        assert verdict == ("pass" if inside else "fail"), row
 
     # Fig 5 is drawn from real MNIST: every pair of oracle clusters for every k of the grid
     cfg = quick_config()
@@ -322,8 +378,8 @@ def test_quick_profile_reproduces_the_federated_claims_on_femnist_and_shakespear
         mean = sub.groupby("metric").value.mean()
         assert mean["structured_cost"] - mean["oracle_cost"] < \
             mean["iid_cost"] - mean["oracle_cost"]
-        claims = report[report.item.str.startswith(f"Fig 2, {ds}")]
-        assert len(claims) == 2 and (claims.status == "pass").all()
+        claims = report[report.item == f"Fig 2, {ds}"]
+        assert len(claims) == 3 and "by construction" in set(claims.status)
         # Fig 3: k-FED's cost within 10% of naive distributed k-means, in one round
         fig3 = pd.read_csv(work / "results" / "kfed" / "fig3.csv")
         sub = fig3[fig3.dataset == ds]
@@ -344,7 +400,7 @@ def test_quick_profile_reproduces_the_federated_claims_on_femnist_and_shakespear
         kfed = sub[sub.algorithm == "k-FED"].groupby("metric").value.max()
         assert kfed["floats_down"] == 0 and kfed["ints_down"] > 0
         claims = report[report.item.str.startswith(f"Fig 3, {ds}")]
-        assert len(claims) == 2 * len(k_primes) and (claims.status == "pass").all()
+        assert len(claims) == 2 * len(k_primes)
     # every beyond-the-paper experiment produced its table and figure for both data sets
     for experiment in ("participation", "new_devices", "heterogeneity"):
         table = pd.read_csv(work / "results" / "kfed" / f"{experiment}.csv")
@@ -381,14 +437,7 @@ def test_quick_profile_reproduces_localkmeans_on_synthetic_and_real_data(quick_r
         mean = final.groupby("local_steps").value.mean()
         assert mean["no aggregation"] >= mean.drop("no aggregation").max()
         claims = report[report.item == f"Figs 2-3, {ds}"]
-        assert len(claims) >= 2 and set(claims.status) <= {"pass", "contradicts"}
-        worst = claims[claims.quantity.str.startswith("final misclustering: no aggregation")]
-        assert worst.status.tolist() == ["pass"]
-    # every statement of Sec. 4.1 and App. B.2 is checked, none fails without a stated reason
-    synthetic = report[report.item.str.startswith(("Fig 1,", "Fig 4("))
-                       & report.paper.str.startswith("LocalKMeans")]
-    assert len(synthetic) == 9 + 7
-    assert set(synthetic.status) <= {"pass", "contradicts"}
+        assert len(claims) >= 2
 
 
 @pytest.mark.reproduction
@@ -414,13 +463,9 @@ def test_quick_profile_reproduces_the_distributed_coreset_figures(quick_run):
     claims = report[report.paper.str.startswith("Distributed coresets")]
     checked = claims[claims.status != "reported"]
     assert len(checked) == 1 + 2 + 2 * 2 + 1
-    assert set(checked.status) <= {"pass", "contradicts"}
-    # at this size the claims that hold: a 1.1 ratio with a sliver of Theorem 1's size, the
-    # communication saved against COMBINE, Zhang et al. beaten on the spanning trees
-    holds = checked[checked.quantity.str.startswith(("coreset size reaching",
-                                                      "communication saved",
-                                                      "relative cost improvement over Zhang"))]
-    assert len(holds) == 4 and (holds.status == "pass").all()
+    # the mirror lacks YearPredictionMSD: every row names the stand-in it ran on
+    assert (checked.status == "deviation").all()
+    assert checked.explanation.str.contains("stand-in data: Gaussian mixture").all()
 
 
 @pytest.mark.reproduction
@@ -443,8 +488,7 @@ def test_quick_profile_reproduces_federated_kmeans(quick_run):
     # the text's claim: the best federated setting matches or beats central k-means on both
     # metrics of the test clients
     match = claims[claims.item.str.startswith("best federated setting")]
-    assert len(match) == 2 and (match.status == "pass").all()
-    assert (match.reproduced <= 0.005).all()
+    assert len(match) == 2
 
 
 @pytest.mark.reproduction
@@ -467,19 +511,15 @@ def test_quick_profile_reproduces_the_kfed_applications(quick_run):
     claims = report[report.paper.str.startswith("k-FED")]
     # all four cells: IFCA and k-FED above one global model, k-FED sending k'/k of IFCA's floats
     above = claims[claims.quantity.str.endswith("minus Global")]
-    assert len(above) == 8 and (above.status == "pass").all()
+    assert len(above) == 8
     comm = claims[claims.quantity.str.startswith("floats sent down per round")]
-    assert sorted(comm.reproduced) == [0.25, 0.25, 0.5, 0.5] and (comm.status == "pass").all()
-    # k'=1: k-FED within half a point of IFCA, or better
-    match = claims[(claims.quantity == "test accuracy, k-FED minus IFCA")
-                   & claims.item.str.endswith("k'=1")]
-    assert len(match) == 2 and (match.status == "pass").all()
-    # Fig 4 on FEMNIST: k-FED + pow-d ahead of pow-d and random, with a lower spread
+    assert sorted(comm.reproduced) == [0.25, 0.25, 0.5, 0.5]
+    assert (comm.status == "by construction").all()
     femnist = claims[claims.item == "Fig 4, femnist"]
-    assert len(femnist) == 4 and (femnist.status == "pass").all()
-    # the printed accuracies sit beside ours, and nothing of the paper is left unrun
-    assert len(claims[claims.quantity.str.match(r"test accuracy, (Global|IFCA|k-FED) \(")]) == 12
-    assert "not run" not in set(claims.status)
+    assert len(femnist) == 4
+    # the printed accuracies sit beside ours, every cell measured
+    printed = claims[claims.quantity.str.match(r"test accuracy, (Global|IFCA|k-FED)$")]
+    assert len(printed) == 12 and printed.reproduced.notna().all()
 
 
 def _report_results(path):
@@ -564,7 +604,7 @@ def test_quick_profile_compares_every_algorithm_on_the_same_partitions(quick_run
     claims = pd.read_csv(work / "results" / "comparison" / "claims.csv")
     factor = claims[claims.quantity == "k-FED cost / best multi-round cost"]
     assert len(factor) == len(config["comparison"]["datasets"])
-    assert (factor.status == "pass").all()
-    assert set(claims.status) <= {"pass", "reported"}
+    # a cross-paper measurement has no printed value: reported, never judged
+    assert set(claims.status) == {"reported"}
     for name in ("pareto_bytes", "pareto_rounds", "dropout", "heterogeneity"):
         assert (work / "figures" / f"comparison_{name}.png").stat().st_size > 10_000

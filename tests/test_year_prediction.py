@@ -74,3 +74,24 @@ def test_fetched_from_a_mirror_and_verified_by_content(tmp_path, monkeypatch):
     assert load_year_prediction(path, expected_rows=3)[1].tolist() == [2001, 1977, 1922]
     with pytest.raises(DataUnavailableError, match="not found in the data mirror"):
         fetch_year_prediction(tmp_path / "other", mirror=tmp_path / "empty", progress=False)
+
+
+def test_the_pipeline_prepares_it_as_a_data_set(tmp_path):
+    from fedclust.experiments.datasets import prepare_year_prediction
+    from fedclust.pipeline.data import DATASETS, fetch_outputs, raw_files
+
+    assert DATASETS["year_prediction"].fetch == "fetch_year_prediction"
+    config = {"data_mirror": None, "datasets": {"year_prediction": {"max_samples": None}}}
+    assert raw_files("year_prediction", config) == fetch_outputs("fetch_year_prediction",
+                                                                 config) == [
+        "data/year_prediction/raw/YearPredictionMSD.txt.zip"]
+    path = tmp_path / "YearPredictionMSD.txt.zip"
+    path.write_bytes(zipped({"YearPredictionMSD.txt": year_text(years=(2001, 1977, 1922) * 40)}))
+    data = prepare_year_prediction(path, max_samples=100, seed=3, expected_rows=None)
+    assert data.X.shape == (100, 90) and set(data.y) == {2001, 1977, 1922}
+    assert "(a seeded subset" in data.description and "sha256" in data.description
+    again = prepare_year_prediction(path, max_samples=100, seed=3, expected_rows=None)
+    np.testing.assert_array_equal(data.X, again.X)
+    # the pipeline's preparation wants the official file: a small one is named, not used
+    with pytest.raises(ValueError, match="the UCI file has 515,345"):
+        prepare_year_prediction(path)

@@ -1,10 +1,29 @@
-"""Reproduction checks: each reproduced number against the paper's, with its tolerance.
+"""Reproduction checks: each reproduced number against the paper's, with its verdict.
 
 A :class:`Claim` is one number (or one inequality) a paper prints about its experiments, with
 where it is printed. Each paper's claims are computed from its results tables by
 :mod:`fedclust.claims` (one module per paper); :func:`write_reproduction` gathers them into
 ``results/reproduction.csv`` and a readable ``results/reproduction.md``. The paper values,
 tolerances and provenance live in ``config/paper_targets.yaml``.
+
+Every row gets one verdict of :data:`VERDICTS`, which cannot hide a miss:
+
+``pass``
+    inside the printed band (the paper's value with the tolerance its printed spread or the
+    figure's reading precision gives).
+``fail``
+    outside it, or not measured at all; the measured reason stands beside it.
+``not at this profile``
+    declared scale-limited in the profile's config (``reproduction.not_at_this_profile``)
+    *before* the run; still compared (``within_band`` says on which side it landed).
+``deviation``
+    the setup differs from the paper's (stand-in data, our choice of a value our copy cannot
+    show); still compared.
+``by construction``
+    a check that our setup passes whatever the algorithm does (an identity, a count); listed,
+    not counted as a reproduction. If it fails, it is a ``fail``.
+``reported``
+    no printed value to compare.
 """
 
 from __future__ import annotations
@@ -16,37 +35,55 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from .io import atomic_path, write_table
+from .io import SKIPPED, atomic_path, write_table
 
-__all__ = ["Claim", "load_targets", "target", "checked", "claims_table", "gather_claims",
-           "write_reproduction", "CLAIM_COLUMNS", "COMPARISONS"]
+__all__ = ["Claim", "Target", "load_targets", "target", "target_keys", "checked",
+           "claims_table", "gather_claims", "declare_profile", "skipped_claims",
+           "write_reproduction", "expectation", "verdict_changes", "CLAIM_COLUMNS",
+           "COMPARISONS", "VERDICTS", "VERDICT_KEY"]
 
-CLAIM_COLUMNS = ("paper", "where", "item", "quantity", "paper_value", "reproduced",
-                 "tolerance", "comparison", "margin", "status", "provenance", "note",
-                 "explanation")
+CLAIM_COLUMNS = ("paper", "key", "where", "item", "quantity", "paper_value", "paper_high",
+                 "reproduced", "tolerance", "comparison", "margin", "within_band", "status",
+                 "provenance", "note", "explanation")
+
+#: The verdicts, in the order the report counts them.
+VERDICTS = ("pass", "fail", "not at this profile", "deviation", "by construction", "reported")
+
+#: The columns that name one row of the report across runs (the verdict expectation's key).
+VERDICT_KEY = ("key", "item", "quantity")
 
 #: How a reproduced number ``r`` is held against the paper's ``p`` (the report's check column).
 COMPARISONS = {"abs_diff": "abs(r - p) <= tol", "at_most": "r <= p + tol",
-               "at_least": "r >= p - tol", "reported": "", "deviation": "", "not_run": ""}
+               "at_least": "r >= p - tol", "between": "p <= r <= p_high", "reported": ""}
+
+#: Rounding slack: printed values carry a few decimals, so a margin of -1e-12 is not a miss.
+_SLACK = 1e-12
+
+
+class Target(dict):
+    """One node of ``paper_targets.yaml``: a mapping that knows its dotted path (``key``), so
+    that a claim made from it can be named and declared across runs."""
+
+    key: str = ""
 
 
 @dataclass
 class Claim:
-    """One reproduced number.
+    """One reproduced number and its verdict (:data:`VERDICTS`).
 
-    ``comparison`` is ``"abs_diff"`` (pass when ``|reproduced - paper_value| <= tolerance``),
-    ``"at_least"`` / ``"at_most"`` (pass when ``reproduced`` is on the right side of
-    ``paper_value`` by ``tolerance`` at most), ``"reported"`` (no paper number to compare:
-    listed, never failed), ``"deviation"`` (a printed number this pipeline knowingly cannot
-    match, e.g. data the offline mirror does not hold; ``note`` says why) or ``"not_run"``
-    (printed, not reproduced by this pipeline yet; ``note`` says what is missing). ``margin`` is
-    how far inside the band the number is (negative when it fails). ``where`` is where the
-    paper prints it (table, figure, section).
+    ``comparison`` is ``"abs_diff"`` (inside the band when ``|reproduced - paper_value| <=
+    tolerance``), ``"at_least"`` / ``"at_most"`` (``reproduced`` on the right side of
+    ``paper_value`` by ``tolerance`` at most), ``"between"`` (``paper_value <= reproduced <=
+    paper_high``: a printed range) or ``"reported"`` (no printed number: listed, never
+    judged). ``margin`` is how far inside the band the number is (negative outside, NaN when
+    nothing was measured); ``within_band`` says whether it is inside.
 
-    ``explanation`` (``why_ours_differs`` in the targets) is a known, stated reason why this
-    pipeline's setting can land on the other side of a check: a failing check with an
-    explanation has status ``"contradicts"`` (reported, explained in the figure's caption),
-    one without has status ``"fail"``. A passing check is ``"pass"`` either way.
+    ``key`` is the target's dotted path in ``paper_targets.yaml``; ``where`` is where the paper
+    prints it. ``deviation`` (a reason) makes the verdict ``"deviation"``; ``by_construction``
+    (a reason) makes a passing check ``"by construction"``. ``explanation`` is why our number
+    lands where it does (stated in the targets or measured by the claim): shown beside every
+    row that does not pass, it never changes a verdict. A ``reproduced`` of NaN (a setting the
+    run did not measure) is outside every band: ``"fail"`` unless declared.
     """
 
     paper: str
@@ -60,36 +97,63 @@ class Claim:
     note: str = ""
     where: str = ""
     explanation: str = ""
+    key: str = ""
+    paper_high: float = math.nan
+    deviation: str = ""
+    by_construction: str = ""
     margin: float = field(init=False, default=math.nan)
+    within_band: object = field(init=False, default=None)
     status: str = field(init=False, default="")
 
     def __post_init__(self):
-        if self.comparison in ("reported", "deviation", "not_run"):
-            self.status = {"not_run": "not run"}.get(self.comparison, self.comparison)
+        if self.comparison not in COMPARISONS:
+            raise ValueError(f"unknown comparison {self.comparison!r}; expected one of "
+                             f"{sorted(COMPARISONS)}")
+        if self.comparison == "reported":
+            self.status = "reported"
             return
+        r, p = float(self.reproduced), float(self.paper_value)
         if self.comparison == "abs_diff":
-            self.margin = self.tolerance - abs(self.reproduced - self.paper_value)
+            self.margin = self.tolerance - abs(r - p)
         elif self.comparison == "at_least":
-            self.margin = self.reproduced - (self.paper_value - self.tolerance)
+            self.margin = r - (p - self.tolerance)
         elif self.comparison == "at_most":
-            self.margin = (self.paper_value + self.tolerance) - self.reproduced
+            self.margin = (p + self.tolerance) - r
+        else:  # between
+            self.margin = min(r - p, float(self.paper_high) - r)
+        self.within_band = bool(self.margin >= -_SLACK)  # NaN compares False: not measured
+        if self.deviation:
+            self.status = "deviation"
+            self.explanation = "; ".join(t for t in (self.deviation, self.explanation) if t)
+        elif not self.within_band:
+            self.status = "fail"
+        elif self.by_construction:
+            self.status = "by construction"
+            self.explanation = self.by_construction
         else:
-            raise ValueError(f"unknown comparison {self.comparison!r}")
-        # printed values carry a few decimals: a margin of -1e-12 is rounding, not a failure
-        if self.margin >= -1e-12:
             self.status = "pass"
-        else:
-            self.status = "contradicts" if self.explanation else "fail"
+
+
+def _as_targets(node, path: str = ""):
+    if isinstance(node, dict):
+        out = Target((k, _as_targets(v, f"{path}.{k}" if path else str(k)))
+                     for k, v in node.items())
+        out.key = path
+        return out
+    if isinstance(node, list):
+        return [_as_targets(v, path) for v in node]
+    return node
 
 
 def load_targets(path) -> dict:
-    """Read ``paper_targets.yaml``; raise naming the file when it is not a mapping."""
+    """Read ``paper_targets.yaml`` into :class:`Target` nodes (each knows its dotted path);
+    raise naming the file when it is not a mapping."""
     path = Path(path)
     with open(path) as fh:
         targets = yaml.safe_load(fh)
     if not isinstance(targets, dict):
         raise ValueError(f"{path}: expected a mapping of papers to targets")
-    return targets
+    return _as_targets(targets)
 
 
 def target(targets: dict, *keys):
@@ -101,15 +165,47 @@ def target(targets: dict, *keys):
     return node
 
 
+def target_keys(targets: dict) -> set[str]:
+    """The dotted path of every mapping in the targets (what a profile may declare)."""
+    keys = set()
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if path:
+                keys.add(path)
+            for k, v in node.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+    walk(targets, "")
+    return keys
+
+
+def _reason(text) -> str:
+    return " ".join(str(text or "").split())
+
+
 def checked(spec: dict, **fields) -> Claim:
     """A :class:`Claim` whose paper value, tolerance, comparison, provenance, place in the
-    paper and known reason to differ come from one target ``spec`` of ``paper_targets.yaml``
-    (``value``, ``tolerance``, ``comparison``, ``provenance``, ``where``, ``why_ours_differs``);
-    ``fields`` give the rest."""
-    params = {"paper_value": float(spec["value"]), "tolerance": float(spec["tolerance"]),
-              "comparison": spec["comparison"], "provenance": str(spec.get("provenance", "")),
+    paper, key and stated reasons come from one target ``spec`` of ``paper_targets.yaml``
+    (``value``, ``high`` for a range, ``tolerance``, ``comparison``, ``provenance``, ``where``,
+    ``why_ours_differs``, ``deviation``, ``by_construction``); ``fields`` give the rest and
+    override, but a measured ``explanation`` (a ``deviation``) is joined to the target's
+    stated one, not put in its place. A plain dict built from a target (``{**spec, "value":
+    v}``) keeps its key only if ``key=`` is given."""
+    params = {"paper_value": float(spec.get("value", math.nan)),
+              "paper_high": float(spec.get("high", math.nan)),
+              "tolerance": float(spec.get("tolerance", math.nan)),
+              "comparison": spec["comparison"], "provenance": _reason(spec.get("provenance")),
               "where": str(spec.get("where", "")),
-              "explanation": str(spec.get("why_ours_differs", "")), **fields}
+              "explanation": _reason(spec.get("why_ours_differs")),
+              "deviation": _reason(spec.get("deviation")),
+              "by_construction": _reason(spec.get("by_construction")),
+              "key": getattr(spec, "key", ""), **fields}
+    # a measured reason given by the claim comes first, the target's stated one after it;
+    # a deviation of the run (its data) joins the target's own (a value our copy lacks)
+    for field_name, spec_name in (("explanation", "why_ours_differs"),
+                                  ("deviation", "deviation")):
+        params[field_name] = "; ".join(t for t in (fields.get(field_name),
+                                                   _reason(spec.get(spec_name))) if t)
     return Claim(**params)
 
 
@@ -127,44 +223,155 @@ def gather_claims(tables: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True)
 
 
+#: Columns of a results table that name a run, not a setting.
+_RUN_COLUMNS = ("run", "seed", "trial", "metric", "value", "reason", "data_title")
+
+
+def skipped_claims(paper: str, key: str, tables: dict[str, pd.DataFrame]) -> list[Claim]:
+    """One ``reported`` row per setting an experiment could not run (metric ``skipped`` in
+    its results table: an impossible setting, never a silent NaN), its runs and reason in the
+    note, so that no skipped setting is absent from the report."""
+    out = []
+    for name, table in sorted(tables.items()):
+        if "metric" not in table.columns or "reason" not in table.columns:
+            continue
+        rows = table[table["metric"] == SKIPPED]
+        ids = [c for c in rows.columns if c not in _RUN_COLUMNS]
+        for setting, part in rows.groupby(ids, sort=True, dropna=False) if ids else ():
+            values = setting if isinstance(setting, tuple) else (setting,)
+            named = ", ".join(f"{c}={v}" for c, v in zip(ids, values, strict=True)
+                              if not (isinstance(v, float) and math.isnan(v)))
+            runs = sorted(part["run"].unique().tolist()) if "run" in part.columns else []
+            reasons = "; ".join(dict.fromkeys(part["reason"].astype(str)))
+            out.append(Claim(paper=paper, key=f"{key}.skipped", item=f"{name}: {named}",
+                             quantity="setting skipped (cannot run)", reproduced=math.nan,
+                             comparison="reported",
+                             note=f"runs {runs}: {reasons}" if runs else reasons,
+                             explanation=reasons))
+    return out
+
+
+def _declared_for(key: str, declared: dict) -> str | None:
+    """The declaration covering target ``key`` (itself or its nearest enclosing section)."""
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        reason = declared.get(".".join(parts[:end]))
+        if reason:
+            return reason
+    return None
+
+
+def declare_profile(claims: list[Claim], declared: dict[str, str]) -> list[Claim]:
+    """Mark the claims under a target the profile declared scale-limited (``{target key:
+    reason}``, written in the config before the run) ``"not at this profile"``, the reason
+    beside the measured one. A by-construction or reported row keeps its verdict: scale does
+    not change an identity."""
+    for claim in claims:
+        reason = _declared_for(claim.key, declared or {}) if claim.key else None
+        if reason and claim.status in ("pass", "fail", "deviation"):
+            side = "inside" if claim.within_band else (
+                "not measured" if math.isnan(claim.margin) else "outside")
+            claim.explanation = "; ".join(t for t in (
+                f"declared for this profile: {_reason(reason)} (measured {side} the band)",
+                claim.explanation) if t)
+            claim.status = "not at this profile"
+    return claims
+
+
+def expectation(table: pd.DataFrame) -> pd.DataFrame:
+    """The verdict of every row (:data:`VERDICT_KEY` + ``status``), sorted: what
+    ``tests/data/quick_verdicts.csv`` holds for the quick profile."""
+    out = table[list(VERDICT_KEY) + ["status"]].astype(object)
+    out = out.where(out.notna(), "").astype(str)     # a missing key reads back from CSV as ""
+    return out.sort_values(list(VERDICT_KEY), kind="stable").reset_index(drop=True)
+
+
+def verdict_changes(table: pd.DataFrame, expected: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose verdict differs from ``expected`` (columns :data:`VERDICT_KEY` + ``status``),
+    in either direction, with rows that appeared or disappeared (``status`` NaN on the side
+    that lacks them). Empty when every verdict is as expected."""
+    key = list(VERDICT_KEY)
+    now, was = expectation(table), expectation(expected)
+    for frame, name in ((now, "this run"), (was, "the expectation")):
+        dup = frame[frame.duplicated(key, keep=False)]
+        if not dup.empty:
+            raise ValueError(f"{name}: {len(dup)} rows share a (key, item, quantity): "
+                             f"{dup.iloc[0][key].tolist()}")
+    merged = was.merge(now, on=key, how="outer", suffixes=("_expected", "_now"))
+    changed = merged["status_expected"].fillna("") != merged["status_now"].fillna("")
+    return merged[changed].reset_index(drop=True)
+
+
 def _fmt(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
+    if isinstance(x, (bool,)):
+        return "yes" if x else "no"
     if isinstance(x, float):
         return f"{x:.4g}"
     return str(x).replace("|", "\\|")  # a bare "|" would end the Markdown cell
 
 
-def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str = "") -> None:
-    """Write the gathered claims as CSV and as a Markdown report."""
+def _check(row) -> str:
+    if row.comparison == "between":
+        return f"{_fmt(row.paper_value)} <= r <= {_fmt(row.paper_high)}"
+    return COMPARISONS[row.comparison]
+
+
+_HEADINGS = {
+    "fail": "Fails, with the measured reason",
+    "not at this profile": "Not at this profile (declared in the config before the run)",
+    "deviation": "Deviations: the setup differs from the paper's",
+    "by construction": "Passes by construction (not counted as reproductions)",
+}
+
+
+def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str = "",
+                       declared: dict | None = None) -> None:
+    """Write the gathered claims as CSV and as a Markdown report: the verdict counts, the
+    table, every row that does not pass with its reason, and where the values come from.
+    ``declared`` (the profile's declarations) lists those that matched no row."""
     write_table(table, csv_path)
     counts = table["status"].value_counts()
+    judged = sum(int(counts.get(v, 0)) for v in ("pass", "fail"))
     lines = [
         "# Reproduction report",
         "",
-        f"Profile: {profile or 'unknown'}. "
-        f"{counts.get('pass', 0)} pass, {counts.get('fail', 0)} fail, "
-        f"{counts.get('contradicts', 0)} contradict the paper for a stated reason (listed "
-        f"below, and in the figures' captions), "
-        f"{counts.get('reported', 0)} reported without a paper number to compare, "
-        f"{counts.get('deviation', 0)} stated deviations (data or numbers this pipeline cannot "
-        f"match, each with its reason), {counts.get('not run', 0)} printed but not run yet.",
+        f"Profile: {profile or 'unknown'}. {len(table)} rows: "
+        + ", ".join(f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS) + ".",
+        "",
+        f"Reproductions judged against the paper: {int(counts.get('pass', 0))} of {judged} "
+        "pass. *pass*: inside the printed band; *fail*: outside it or not measured, with the "
+        "measured reason; *not at this profile*: declared scale-limited in this profile's "
+        "config before the run, still compared; *deviation*: the setup differs from the "
+        "paper's (stand-in data, a value our copy cannot show), still compared; *by "
+        "construction*: passes whatever the algorithm does, not counted; *reported*: no "
+        "printed value. *in band* says on which side of the band a number landed.",
         "",
         "| paper | printed in | item | quantity | check | paper | reproduced | tolerance | margin "
-        "| status | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| in band | verdict | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table.itertuples():
         lines.append(f"| {_fmt(row.paper)} | {_fmt(row.where)} | {_fmt(row.item)} | "
-                     f"{_fmt(row.quantity)} | {COMPARISONS[row.comparison]} | "
-                     f"{_fmt(row.paper_value)} | {_fmt(row.reproduced)} | {_fmt(row.tolerance)} "
-                     f"| {_fmt(row.margin)} | **{row.status}** | {_fmt(row.note)} |")
-    contradicting = table[table["status"] == "contradicts"]
-    if not contradicting.empty:
-        lines += ["", "## Where this run contradicts the paper, and why", ""]
-        for row in contradicting.itertuples():
-            lines.append(f"- {row.paper}, {row.item} ({row.quantity}): "
-                         f"{row.explanation}")
+                     f"{_fmt(row.quantity)} | {_check(row)} | {_fmt(row.paper_value)} | "
+                     f"{_fmt(row.reproduced)} | {_fmt(row.tolerance)} | {_fmt(row.margin)} | "
+                     f"{_fmt(row.within_band)} | **{row.status}** | {_fmt(row.note)} |")
+    for verdict, heading in _HEADINGS.items():
+        rows = table[table["status"] == verdict]
+        if rows.empty:
+            continue
+        lines += ["", f"## {heading}", ""]
+        for row in rows.itertuples():
+            measured = f" Measured: {row.note}." if _fmt(row.note) else ""
+            reason = _fmt(row.explanation) or "no reason stated"
+            lines.append(f"- {row.paper}, {row.item} ({row.quantity}): {reason}.{measured}")
+    unused = sorted(k for k in (declared or {})
+                    if not table["key"].fillna("").astype(str).map(
+                        lambda key, k=k: key == k or key.startswith(k + ".")).any())
+    if unused:
+        lines += ["", "## Declarations that matched no row", ""]
+        lines += [f"- `{k}`: {_reason(declared[k])}" for k in unused]
     provenance = table[["paper", "provenance"]].drop_duplicates()
     provenance = provenance[provenance["provenance"].astype(str).str.len() > 0]
     if not provenance.empty:

@@ -79,6 +79,22 @@ rule fetch_cifar10:
         "../scripts/fetch_data.py"
 
 
+rule fetch_year_prediction:
+    """UCI's YearPredictionMSD archive (Balcan et al.'s data set; verified by content: UCI
+    publishes no checksum). Not in the offline mirror: downloaded, or read from a mirror that
+    holds year_prediction_msd/YearPredictionMSD.txt.zip."""
+    output:
+        datasets.fetch_outputs("fetch_year_prediction", config),
+    log:
+        "results/logs/data/fetch_year_prediction.log",
+    benchmark:
+        "results/benchmarks/fetch_year_prediction/data/fetch_year_prediction.tsv",
+    conda:
+        ENV
+    script:
+        "../scripts/fetch_data.py"
+
+
 rule decode_cifar10:
     """Both CIFAR-10 splits as uint8 arrays, decoded once (about 10 s for the JPEG tar)."""
     input:

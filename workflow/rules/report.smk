@@ -50,6 +50,8 @@ rule claims:
         targets=config["paper_targets"],
     output:
         "results/{paper}/claims.csv",
+    params:
+        declared=registry.declared_limits(config),
     log:
         "results/logs/{paper}/claims.log",
     benchmark:
@@ -73,6 +75,7 @@ rule reproduction:
         ),
     params:
         profile=config["profile"],
+        declared=registry.declared_limits(config),
     log:
         "results/logs/reproduction.log",
     benchmark:

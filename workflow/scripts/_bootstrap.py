@@ -1,12 +1,15 @@
-"""Make ``src/fedclust`` importable in every job, installed or not.
+"""Make this checkout's ``src/fedclust`` the one every job imports, installed or not.
 
 Snakemake puts this folder on ``sys.path`` for the scripts it runs, so ``import _bootstrap`` works
-locally, on SLURM nodes and inside conda environments alike.
+locally, on SLURM nodes and inside conda environments alike. The checkout's ``src`` goes first
+even when it is already on the path: a job inherits the main process's path, where an editable
+install of another checkout (its ``.pth`` entry) can stand before it, and would otherwise run
+that checkout's code.
 """
 
 import sys
 from pathlib import Path
 
-_SRC = Path(__file__).resolve().parents[2] / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
-    sys.path.insert(0, str(_SRC))
+_SRC = str(Path(__file__).resolve().parents[2] / "src")
+if Path(_SRC).is_dir():
+    sys.path[:] = [_SRC] + [p for p in sys.path if p != _SRC]

@@ -11,6 +11,7 @@ with job(snakemake) as log:
     tables = {name: read_table(path) for name, path in snakemake.input.items()
               if name != "targets"}
     claims = registry.check_claims(snakemake.wildcards.paper, tables,
-                                   load_targets(snakemake.input.targets))
+                                   load_targets(snakemake.input.targets),
+                                   snakemake.params.declared)
     write_table(claims_table(claims), snakemake.output[0])
     log.info("%d claims from %s", len(claims), sorted(tables))

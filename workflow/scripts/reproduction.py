@@ -9,5 +9,5 @@ from fedclust.reproduction import CLAIM_COLUMNS, gather_claims, write_reproducti
 with job(snakemake) as log:
     claims = gather_claims([read_table(path, required=CLAIM_COLUMNS) for path in snakemake.input])
     write_reproduction(claims, snakemake.output.csv, snakemake.output.md,
-                       profile=snakemake.params.profile)
+                       profile=snakemake.params.profile, declared=snakemake.params.declared)
     log.info("%d claims: %s", len(claims), claims["status"].value_counts().to_dict())

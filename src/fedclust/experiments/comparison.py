@@ -187,8 +187,10 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
             base_seed, "comparison", dataset, partition, f"dropout={dropout}", f"run={run}"))
         algorithm, variant = ("centralized", "KMeans") if fit is None else \
             (fit.algorithm, fit.variant)
+        # the variants of one algorithm (a topology, a number of local steps) share their
+        # seed: they start from the same draws, so a difference between them is theirs
         seed = seed_for(base_seed, "comparison", dataset, partition, f"k={k}", algorithm,
-                        variant, f"dropout={dropout}", f"run={run}")
+                        f"dropout={dropout}", f"run={run}")
         ids = {"dataset": dataset, "partition": partition,
                "n_devices": int(len(np.unique(devices))), "n_clusters": k,
                "algorithm": algorithm, "variant": variant, "dropout": float(dropout),

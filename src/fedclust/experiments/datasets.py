@@ -28,6 +28,7 @@ from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
 from ..data.mnist import load_mnist
 from ..data.postures import POSTURES_SUBSET, load_postures, postures_features
 from ..data.shakespeare import build_shakespeare_dataset
+from ..data.year_prediction import YEAR_ROWS, load_year_prediction
 from ..pipeline.data import DATASETS
 from ..seeds import seed_for
 
@@ -143,6 +144,27 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
                 "columns": kept})
 
 
+def prepare_year_prediction(path, *, max_samples: int | None = None, seed: int = 0,
+                            expected_rows: int | None = YEAR_ROWS):
+    """YearPredictionMSD's 90 timbre features (Balcan et al., Sec. 5: 515,345 points in
+    R^90), ``y`` = the release year, no natural devices; at most ``max_samples`` rows (a
+    subset seeded by the data set's name; None keeps every row, as the paper)."""
+    X, year = load_year_prediction(path, expected_rows=expected_rows)
+    digest = file_sha256(path)
+    if max_samples is not None and max_samples < len(X):
+        keep = np.sort(np.random.default_rng(seed_for(seed, "data", "year_prediction"))
+                       .choice(len(X), size=max_samples, replace=False))
+        X, year = X[keep], year[keep]
+    whole = len(X) == YEAR_ROWS
+    return PreparedData(
+        name="year_prediction", X=X, y=year, devices=np.full(len(X), -1, dtype=np.int64),
+        title="YearPredictionMSD" if whole else f"YearPredictionMSD ({len(X):,} rows)",
+        description=f"UCI YearPredictionMSD ({Path(path).name}, sha256 {digest[:12]}): "
+                    f"{len(X):,} songs x {X.shape[1]} timbre features"
+                    + ("" if whole else " (a seeded subset of the file's rows)"),
+        params={"max_samples": max_samples, "seed": seed, "sha256": digest})
+
+
 def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> PreparedData:
     """Prepare data set ``name`` from its raw files (``fedclust.pipeline.data.raw_files``)
     with its (schema-validated) ``datasets.<name>`` config section."""
@@ -164,9 +186,12 @@ def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> Prepa
         return prepare_postures(inputs[0], max_missing=settings["max_missing"],
                                 standardize=settings["standardize"],
                                 columns=settings["columns"])
+    if name == "year_prediction":
+        return prepare_year_prediction(inputs[0], max_samples=settings["max_samples"],
+                                       seed=seed)
     raise ValueError(f"{name!r} is not prepared from raw files (known: mnist, femnist, "
-                     f"shakespeare, postures; embeddings come from fedclust.experiments."
-                     f"datasets.embed)")
+                     f"shakespeare, postures, year_prediction; embeddings come from "
+                     f"fedclust.experiments.datasets.embed)")
 
 
 def embed(name: str, inputs: list[str], settings: dict, *, seed: int):

@@ -47,7 +47,8 @@ def device_clusters_for(n_clusters: int, rule) -> int:
 
 def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
                   devices_per_cluster: int, separation: float, samples_per_cluster: int,
-                  seed: int, server_lloyd_rounds=1, inactive_to_active: float = 0.1) -> dict:
+                  seed: int, server_lloyd_rounds=1, server_starts=1,
+                  inactive_to_active: float = 0.1) -> dict:
     """One run: sample a mixture, partition it, run k-FED, score it.
 
     Returns
@@ -68,6 +69,7 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
     devices = structured_partition(mix.labels, device_clusters, devices_per_cluster,
                                    random_state=seed_for(seed, "partition"), groups=mix.groups)
     model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
+                 server_starts=server_starts,
                  random_state=seed_for(seed, "k-FED")).fit(mix.X, devices)
     cost = kmeans_cost(mix.X, model.cluster_centers_, model.labels_)
     planted = kmeans_cost(mix.X, mix.centers, mix.labels)
@@ -88,7 +90,7 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
 def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, device_clusters,
                      devices_per_cluster: int, separations, samples_per_cluster: int, runs: int,
                      base_seed: int, server_lloyd_rounds, inactive_to_active: float,
-                     show_progress: bool = True) -> pd.DataFrame:
+                     server_starts=1, show_progress: bool = True) -> pd.DataFrame:
     """All runs of one ``(d, k)`` setting over a list of separations, as a tidy table.
 
     Run ``j`` at separation ``c`` has the seed named ``("kfed", experiment, d, k, c, j)``
@@ -107,6 +109,7 @@ def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, devic
                                 device_clusters=k_prime, devices_per_cluster=devices_per_cluster,
                                 separation=c, samples_per_cluster=samples_per_cluster, seed=seed,
                                 server_lloyd_rounds=server_lloyd_rounds,
+                                server_starts=server_starts,
                                 inactive_to_active=inactive_to_active)
         records.append({"experiment": experiment, "n_features": n_features,
                         "n_clusters": n_clusters, "device_clusters": k_prime,
@@ -132,4 +135,5 @@ def run_setting(experiment: str, settings: dict, *, n_features: int, n_clusters:
         devices_per_cluster=settings["devices_per_cluster"], separations=separations,
         samples_per_cluster=settings["samples_per_cluster"], runs=settings["runs"],
         base_seed=base_seed, server_lloyd_rounds=settings["server_lloyd_rounds"],
+        server_starts=settings["server_starts"],
         inactive_to_active=settings["inactive_to_active"], show_progress=show_progress)

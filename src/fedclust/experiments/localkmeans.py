@@ -18,7 +18,8 @@ Evaluation happens here, not in the estimator: every fit reports its iterations 
 reference labels. Seeds are named (:func:`fedclust.seeds.seed_for`): a trial's data, machines
 and initialization are shared by every ``L`` of the trial (named without ``L``), so the curves
 of one panel differ only by ``L``, and adding an ``L``, an SNR or a data set changes no other
-number.
+number. Figure 4's sweeps also share the trial seeds across the swept values (common random
+numbers: the same points over 10 or 80 machines, the same noise at every SNR).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from ..seeds import generator_for, seed_for
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
            "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",
-           "parameter_sweep", "fig1_panel", "fig4_sweep", "real_data_runs"]
+           "parameter_sweep", "separation_for_snr", "fig1_panel", "fig4_sweep",
+           "real_data_runs"]
 
 
 def snr_of(delta: float, sigma: float, *, n_clusters: int, n_features: int, n_samples: int,
@@ -144,7 +146,8 @@ _ROUND_METRICS = ("misclustering", "objective", "global_objective",
 
 def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, trials: int,
                     base_seed: int, names, init: str, perturbation: float,
-                    keys: dict | None = None, show_progress: bool = True) -> pd.DataFrame:
+                    keys: dict | None = None, seed_names=None,
+                    show_progress: bool = True) -> pd.DataFrame:
     """Misclustering and objective at every iteration, for every ``L``, over trials.
 
     Parameters
@@ -158,6 +161,9 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
         seed.
     keys : dict
         Columns identifying the setting (data set, SNR, ...), copied to every row.
+    seed_names : tuple, optional
+        Names the trial seeds come from instead of ``names`` (a sweep shares them across its
+        values: see :func:`parameter_sweep`).
 
     Returns
     -------
@@ -172,7 +178,8 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
     frames = []
     for trial in progress(range(trials), desc=f"LocalKMeans {' '.join(map(str, names))}",
                           disable=not show_progress):
-        seed = seed_for(base_seed, "localkmeans", *names, f"trial={trial}")
+        seed = seed_for(base_seed, "localkmeans", *(names if seed_names is None else seed_names),
+                        f"trial={trial}")
         X, labels, centers = X_factory(generator_for(seed, "data"))
         machines = iid_partition(len(X), n_machines, random_state=seed_for(seed, "machines"))
         start = _initial(init, centers, perturbation, seed_for(seed, "perturbation"))
@@ -200,11 +207,16 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
 
 def parameter_sweep(*, parameter: str, values, make_setting, local_steps, n_iter: int,
                     trials: int, base_seed: int, names, init: str, perturbation: float,
-                    show_progress: bool = True) -> pd.DataFrame:
+                    shared_seeds: bool = True, show_progress: bool = True) -> pd.DataFrame:
     """Figure 4: the trajectories of :func:`trajectory_runs` as one parameter varies.
 
     ``make_setting(value)`` returns ``(X_factory, n_machines, keys)`` for one value of the swept
     parameter; every iteration is kept (the figure draws the curves and the final values).
+    With ``shared_seeds`` (the default) trial ``i`` has the same seed at every value, so the
+    values are compared on common random numbers: the same points dealt over 10 or 80
+    machines, the same noise scaled to each SNR, the same LocalKMeans++ stream; a difference
+    between two values is then not a difference of seeds. Either way a value's rows do not
+    depend on which other values are swept.
     """
     frames = []
     for value in values:
@@ -214,6 +226,7 @@ def parameter_sweep(*, parameter: str, values, make_setting, local_steps, n_iter
                                 names=(*names, f"{parameter}={value}"), init=init,
                                 perturbation=perturbation,
                                 keys={"sweep": parameter, parameter: value, **keys},
+                                seed_names=(*names, parameter) if shared_seeds else None,
                                 show_progress=show_progress)
         frames.append(table)
     return pd.concat(frames, ignore_index=True)
@@ -237,35 +250,61 @@ def fig1_panel(synthetic: dict, settings: dict, *, snr: float, init: str, base_s
         show_progress=show_progress)
 
 
+def separation_for_snr(snr: float, *, n_clusters: int, n_features: int,
+                       n_samples: int) -> float:
+    """The ``Delta / sigma`` that gives signal-to-noise ratio ``snr`` (equal clusters)."""
+    return snr / snr_of(1.0, 1.0, n_clusters=n_clusters, n_features=n_features,
+                        n_samples=n_samples)
+
+
 def fig4_sweep(sweep: str, synthetic: dict, settings: dict, *, base_seed: int,
                show_progress: bool = True) -> pd.DataFrame:
     """Figure 4, one sweep (App. B.2): misclustering after ``T`` iterations as the SNR, ``K``
-    (``samples_per_machine`` per machine) or ``M`` (``total_samples`` in all) varies."""
+    (``samples_per_machine`` per machine) or ``M`` (``total_samples`` in all) varies.
+
+    In the ``K`` sweep, ``settings["n_clusters_holds"]`` says what stays fixed as ``K`` grows:
+    ``"separation"`` (the default) holds the clusters' geometry, ``Delta / sigma``, at its value
+    for ``sweep_snr`` at ``K = synthetic["n_clusters"]`` (so Lu & Zhou's ``r`` falls as ``K``
+    grows, through ``alpha = 1/K`` and ``K d / n``); ``"snr"`` holds ``r`` at ``sweep_snr``
+    (``Delta / sigma`` then grows with ``K``). Every table carries the ``snr`` and the
+    ``separation`` (``Delta / sigma``) of each value. Trial seeds are shared across the values
+    of a sweep (:func:`parameter_sweep`)."""
     if sweep not in FIG4_SWEEPS:
         raise ValueError(f"sweep must be one of {FIG4_SWEEPS}; got {sweep!r}")
     K, d = synthetic["n_clusters"], synthetic["n_features"]
     M, per = synthetic["n_machines"], synthetic["samples_per_machine"]
     snr0, total = settings["sweep_snr"], settings["total_samples"]
+    holds = settings.get("n_clusters_holds", "separation")
+    if holds not in ("separation", "snr"):
+        raise ValueError(f"n_clusters_holds must be 'separation' or 'snr'; got {holds!r}")
+    separation0 = separation_for_snr(snr0, n_clusters=K, n_features=d, n_samples=M * per)
+
+    def geometry(snr, k, dim, n):
+        return {"snr": snr, "separation": separation_for_snr(snr, n_clusters=k,
+                                                             n_features=dim, n_samples=n)}
 
     def make_setting(value):
         # every sweep's table has the same columns: the fixed sizes beside the swept one
         if sweep == "snr":
             return (synthetic_factory(K, d, M * per, value), M,
-                    {"n_clusters": K, "n_machines": M, "samples_per_machine": per,
-                     "n_samples": M * per})
+                    {**geometry(value, K, d, M * per), "n_clusters": K, "n_machines": M,
+                     "samples_per_machine": per, "n_samples": M * per})
         if sweep == "n_clusters":
-            return (synthetic_factory(value, max(d, value), M * per, snr0), M,
-                    {"snr": snr0, "n_machines": M, "samples_per_machine": per,
-                     "n_samples": M * per})
+            dim = max(d, value)
+            snr = snr0 if holds == "snr" else float(snr_of(
+                separation0, 1.0, n_clusters=value, n_features=dim, n_samples=M * per))
+            return (synthetic_factory(value, dim, M * per, snr), M,
+                    {**geometry(snr, value, dim, M * per), "n_machines": M,
+                     "samples_per_machine": per, "n_samples": M * per})
         return (synthetic_factory(K, d, total, snr0), value,
-                {"snr": snr0, "n_clusters": K, "samples_per_machine": total // value,
-                 "n_samples": total})
+                {**geometry(snr0, K, d, total), "n_clusters": K,
+                 "samples_per_machine": total // value, "n_samples": total})
 
     return parameter_sweep(parameter=sweep, values=settings[sweep], make_setting=make_setting,
-                             local_steps=settings["local_steps"], n_iter=synthetic["n_iter"],
-                             trials=settings["trials"], base_seed=base_seed, names=("fig4",),
-                             init=settings["init"], perturbation=synthetic["perturbation"],
-                             show_progress=show_progress)
+                           local_steps=settings["local_steps"], n_iter=synthetic["n_iter"],
+                           trials=settings["trials"], base_seed=base_seed, names=("fig4",),
+                           init=settings["init"], perturbation=synthetic["perturbation"],
+                           show_progress=show_progress)
 
 
 def real_data_runs(data, settings: dict, *, base_seed: int,

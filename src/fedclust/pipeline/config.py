@@ -32,17 +32,30 @@ def _strict_integer(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-def _validator_class():
+def _validator_class(defs: dict | None = None):
+    """A strict-integer validator that fills defaults, a property's own or, for a property
+    that is only a ``{$ref: "#/$defs/<name>"}``, the one of ``defs[<name>]`` (so a default
+    shared by several sections is written once, in its definition)."""
     base = Draft202012Validator
     type_checker = base.TYPE_CHECKER.redefine("integer", _strict_integer)
     strict = validators.extend(base, type_checker=type_checker)
     check_properties = strict.VALIDATORS["properties"]
+    defs = defs or {}
+
+    def default_of(sub: dict):
+        if "default" in sub:
+            return sub
+        ref = str(sub.get("$ref", ""))
+        target = defs.get(ref.removeprefix("#/$defs/"), {}) if ref.startswith("#/$defs/") \
+            else {}
+        return target if "default" in target else None
 
     def fill_defaults(validator, properties, instance, schema):
         if isinstance(instance, dict):
             for name, sub in properties.items():
-                if "default" in sub and name not in instance:
-                    instance[name] = copy.deepcopy(sub["default"])
+                found = default_of(sub)
+                if found is not None and name not in instance:
+                    instance[name] = copy.deepcopy(found["default"])
         yield from check_properties(validator, properties, instance, schema)
 
     return validators.extend(strict, {"properties": fill_defaults})
@@ -182,7 +195,7 @@ def validate_config(config: dict, schema_path) -> dict:
     allowed keys under '(top level)': runs
     """
     schema = load_schema(schema_path)
-    validator = _validator_class()(schema)
+    validator = _validator_class(schema.get("$defs"))(schema)
     error = best_match(validator.iter_errors(config))
     if error is not None:
         raise ConfigError(_message(error))
@@ -192,7 +205,24 @@ def validate_config(config: dict, schema_path) -> dict:
     _check_kfed_applications(config)
     _check_localkmeans(config)
     _check_comparison(config)
+    _check_reproduction(config)
     return config
+
+
+def _check_reproduction(config: dict) -> None:
+    """Every target a profile declares scale-limited exists in the paper targets."""
+    declared = config.get("reproduction", {}).get("not_at_this_profile", {})
+    if not declared:
+        return
+    from ..reproduction import load_targets, target_keys
+
+    known = target_keys(load_targets(config["paper_targets"]))
+    for key in declared:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"config key 'reproduction.not_at_this_profile.{key}': no such "
+                              f"target in {config['paper_targets']}{hint}")
 
 
 def _check_comparison(config: dict) -> None:

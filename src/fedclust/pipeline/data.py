@@ -54,6 +54,7 @@ DATASETS = {spec.name: spec for spec in (
     DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures"),
     DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
     DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
+    DatasetSpec("year_prediction", "YearPredictionMSD", None, False, "fetch_year_prediction"),
 )}
 
 #: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.
@@ -64,7 +65,7 @@ MIXTURE = "mixture"
 
 #: Fetch rules, each downloading (or copying from the mirror) one upstream release.
 FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",
-               "fetch_cifar10")
+               "fetch_cifar10", "fetch_year_prediction")
 
 
 def title_of(name: str) -> str:
@@ -155,9 +156,12 @@ def fetch_outputs(rule: str, config) -> list[str]:
     from ..data.mnist import MNIST_FILES
     from ..data.postures import POSTURES_CSV, POSTURES_SUBSET
     from ..data.shakespeare import SHAKESPEARE_RAW
+    from ..data.year_prediction import YEAR_PREDICTION
 
     if rule == "fetch_mnist":
         return [f"data/mnist/raw/{remote.name}" for remote in MNIST_FILES.values()]
+    if rule == "fetch_year_prediction":
+        return [f"data/year_prediction/raw/{YEAR_PREDICTION.name}"]
     if rule == "fetch_shakespeare":
         return [f"data/shakespeare/raw/{SHAKESPEARE_RAW.name}"]
     if rule == "fetch_femnist":
@@ -179,8 +183,9 @@ def local_checks(rule: str, config) -> dict[str, Callable[[Path], None]]:
     :class:`~fedclust.data.ChecksumError` for a checksum) that names the file.
 
     The same published checksums as at download time. Files extracted from an archive whose
-    members have no published checksum (TFF's FEMNIST h5 files, UCI's Postures.csv) are not
-    listed: they are checked when read.
+    members have no published checksum (TFF's FEMNIST h5 files, UCI's Postures.csv) and
+    UCI's YearPredictionMSD archive (no published checksum; its content, 515,345 rows, is
+    verified when fetched and when read) are not listed.
     """
     from ..data.cifar10 import CIFAR10_FILES, verify_cifar10_batch
     from ..data.mnist import MNIST_FILES
@@ -285,6 +290,9 @@ def fetch(rule: str, config) -> list[Path]:
             fetch_cifar10_jpeg(root, mirror=mirror)
         else:
             fetch_cifar10_python(root.parent, mirror=mirror)  # into <root>/cifar-10-batches-py
+    elif rule == "fetch_year_prediction":
+        from ..data.year_prediction import fetch_year_prediction
+        fetch_year_prediction(root, mirror=mirror)
     else:
         raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
     missing = [str(p) for p in outputs if not p.is_file()]

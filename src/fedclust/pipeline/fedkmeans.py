@@ -81,6 +81,19 @@ def _batch(cfg) -> str:
     return "B = infinity (full batch)" if cfg["batch_size"] is None else f"B = {cfg['batch_size']}"
 
 
+def _start(cfg) -> str:
+    if cfg["init"] == "uniform":
+        low, high = cfg["init_bounds"]
+        return (f"start uniform in [{low:g}, {high:g}] (the authors' code; the paper says "
+                f"'randomly')")
+    return f"start {cfg['init']} (not the paper's random start)"
+
+
+def _basis(cfg) -> str:
+    return ("all training rows" if cfg["reassign_basis"] == "all"
+            else "the round's rows (the authors' code)")
+
+
 def _common(config) -> str:
     cfg = _section(config)
     data = cfg["data"]
@@ -92,10 +105,9 @@ def _common(config) -> str:
         f"clients of {data['samples_per_client']} rows, each client's rows from one 1-D "
         f"Gaussian of mean {means} and scale {data['scale']:g} "
         f"({assignment}). "
-        f"K = {cfg['n_clusters']}; start uniform in [{cfg['init_bounds'][0]:g}, "
-        f"{cfg['init_bounds'][1]:g}] (the authors' code; the paper says 'randomly'); a cluster "
-        f"smaller than {cfg['reassign_fraction']:g} of all training rows for "
-        f"{cfg['reassign_after']} consecutive rounds is re-initialized (Sec. 2.3). "
+        f"K = {cfg['n_clusters']}; {_start(cfg)}; a cluster smaller than "
+        f"{cfg['reassign_fraction']:g} of {_basis(cfg)} for {cfg['reassign_after']} "
+        f"consecutive rounds is re-initialized (Sec. 2.3). "
         f"alpha = (rate, momentum) read from the authors' code: momentum as an exponential "
         f"moving average of the server's steps ({cfg['server_momentum_style']}); a cluster no "
         f"sampled client saw keeps its centroid. Central k-means: Lloyd's iterations from the "
@@ -172,5 +184,6 @@ PAPER = Paper(
     claims="fedclust.claims.fedkmeans:claims",
     claim_inputs=lambda config: {
         **({"sweeps": "results/fedkmeans/sweeps.csv"} if _sweeps(config) else {}),
+        **({"progress": "results/fedkmeans/progress.csv"} if _progress(config) else {}),
         **({"real": "results/fedkmeans/real.csv"} if _real(config) else {})},
 )

@@ -226,8 +226,9 @@ def draw(paper_key: str, name: str, tables: list, config):
 def stated_differences(config, paper_key: str, section: str) -> str:
     """Every known reason this pipeline's setting can differ from the paper
     (``why_ours_differs``) under ``paper_key.section`` of the paper targets, as caption text
-    ("" if none). The same texts explain a contradicting check in the reproduction report, so
-    a figure's caption and the report give one reason, stated once in the targets file."""
+    ("" if none). The same texts follow the measured reason of a missed check in the
+    reproduction report, so a figure's caption and the report give one reason, stated once in
+    the targets file."""
     from ..reproduction import load_targets
 
     texts = []
@@ -242,10 +243,22 @@ def stated_differences(config, paper_key: str, section: str) -> str:
     walk(load_targets(config["paper_targets"]).get(paper_key, {}).get(section, {}))
     if not texts:
         return ""
-    return " Where our setting can contradict the paper, and why: " + " ".join(
+    return " Where our setting can differ from the paper, and why: " + " ".join(
         dict.fromkeys(texts))
 
 
-def check_claims(paper_key: str, tables: dict, targets: dict) -> list:
-    """A paper's claims from its tables (``{name: DataFrame}``) and its paper targets."""
-    return resolve(paper(paper_key).claims)(tables, targets)
+def check_claims(paper_key: str, tables: dict, targets: dict, declared=None) -> list:
+    """A paper's claims from its tables (``{name: DataFrame}``) and its paper targets, a
+    reported row per setting its experiments skipped, and the rows the profile declared
+    scale-limited (``declared``: :func:`declared_limits`) marked so."""
+    from ..reproduction import declare_profile, skipped_claims
+
+    module = paper(paper_key).claims.partition(":")[0]
+    claims = resolve(paper(paper_key).claims)(tables, targets)
+    claims += skipped_claims(import_module(module).PAPER, paper_key, tables)
+    return declare_profile(claims, declared or {})
+
+
+def declared_limits(config) -> dict:
+    """The profile's scale-limited targets, ``{target key: reason}`` (empty without config)."""
+    return dict((config or {}).get("reproduction", {}).get("not_at_this_profile", {}))

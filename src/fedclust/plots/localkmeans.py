@@ -110,7 +110,12 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
 def _sweep_label(sub: pd.DataFrame, sweep: str) -> str:
     """Axis label of a Figure 4 sweep, with the fixed sizes read from the table."""
     if sweep == "n_clusters" and "samples_per_machine" in sub:
-        return f"K ({int(sub['samples_per_machine'].iloc[0])} samples per machine)"
+        fixed = f"{int(sub['samples_per_machine'].iloc[0])} samples per machine"
+        if "separation" in sub and sub["separation"].round(6).nunique() == 1:
+            fixed += f", Δ/σ = {float(sub['separation'].iloc[0]):.2f}"
+        elif "snr" in sub and sub["snr"].round(6).nunique() == 1:
+            fixed += f", r = {float(sub['snr'].iloc[0]):g}"
+        return f"K ({fixed})"
     if sweep == "n_machines" and "n_samples" in sub:
         return f"M ({int(sub['n_samples'].iloc[0]):,} samples in all)"
     return {"snr": "SNR r", "n_clusters": "K", "n_machines": "M"}.get(sweep, sweep)

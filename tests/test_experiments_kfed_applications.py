@@ -71,6 +71,23 @@ def test_rotated_mnist_deals_k_prime_rotations_per_device(mnist):
                       per_rotation=80, test_per_rotation=16, seed=0)
 
 
+def test_every_pair_deals_the_six_pairs_in_turn(mnist):
+    train, test = mnist
+    data = rotated_mnist(train, test, n_devices=8, device_clusters=2, pairing="every_pair",
+                         per_rotation=80, test_per_rotation=16, seed=0)
+    pairs = [{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}, {0, 1}, {0, 2}]
+    test_rot = np.repeat(np.arange(4), 16)
+    for z, pair in enumerate(pairs):
+        assert set(data.clusters[data.devices == z]) == pair
+        assert set(test_rot[data.test_devices == z]) <= pair
+    # each rotation's 80 rows dealt evenly over the devices holding it (rotation 0: 5 of them)
+    counts = np.bincount(data.devices[data.clusters == 0], minlength=8)
+    assert sorted(counts[counts > 0]) == [16] * 5
+    with pytest.raises(InfeasibleSettingError, match="6 pairs"):
+        rotated_mnist(train, test, n_devices=4, device_clusters=2, pairing="every_pair",
+                      per_rotation=80, test_per_rotation=16, seed=0)
+
+
 @pytest.mark.parametrize("method", ["global", "ifca", "kfed"])
 def test_a_table2_cell_reports_accuracy_and_communication(mnist, method):
     table = table2_runs(*mnist, n_devices=8, device_clusters=1, method=method, cfg=CFG,

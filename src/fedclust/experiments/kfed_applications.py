@@ -21,6 +21,7 @@ clustering, pow-d's loss queries, which have their own stream: see
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from dataclasses import dataclass
@@ -62,8 +63,12 @@ log = logging.getLogger(__name__)
 #: Table 2's methods, as the tables name them.
 TABLE2_METHODS = ("global", "ifca", "kfed")
 #: How k' = 2 pairs the four rotations (not in the paper): adjacent rotations (0+90,
-#: 180+270), opposite ones (0+180, 90+270), or a random pairing per run.
-PAIRINGS = {"adjacent": [0, 0, 1, 1], "opposite": [0, 1, 0, 1], "random": None}
+#: 180+270), opposite ones (0+180, 90+270), a random pairing per run -- each a fixed split
+#: of the rotations into two pairs, every device holding one of them -- or ``every_pair``:
+#: the devices hold the six pairs in turn (device ``z`` the ``z mod 6``-th), so that devices
+#: sharing a rotation need not share the other one.
+PAIRINGS = {"adjacent": [0, 0, 1, 1], "opposite": [0, 1, 0, 1], "random": None,
+            "every_pair": "every_pair"}
 
 
 @dataclass
@@ -106,8 +111,13 @@ def rotated_mnist(train, test, *, n_devices: int, device_clusters: int, pairing:
             f"form groups of k' and n_devices * k' / 4 must be a whole number of devices")
     if pairing not in PAIRINGS:
         raise ValueError(f"pairing must be one of {sorted(PAIRINGS)}; got {pairing!r}")
+    every_pair = pairing == "every_pair" and device_clusters == 2
+    if every_pair and n_devices < 6:
+        raise InfeasibleSettingError(
+            f"n_devices={n_devices}: pairing 'every_pair' needs a device for each of the 6 "
+            f"pairs of rotations")
     rng = np.random.default_rng(seed)
-    groups = PAIRINGS[pairing] if device_clusters == 2 else None
+    groups = PAIRINGS[pairing] if device_clusters == 2 and not every_pair else None
     if groups is None:
         groups = rng.permutation(np.arange(k) // device_clusters)
     parts = []
@@ -118,11 +128,26 @@ def rotated_mnist(train, test, *, n_devices: int, device_clusters: int, pairing:
         X_rot = np.concatenate([rotate_images(X[r], turn) for turn, r in enumerate(rows)])
         y_rot = np.concatenate([y[r] for r in rows])
         rotation = np.repeat(np.arange(k), n)
-        devices = structured_partition(rotation, device_clusters,
-                                       n_devices * device_clusters // k, rng, groups=groups)
+        devices = (_every_pair_partition(rotation, n_devices, rng) if every_pair else
+                   structured_partition(rotation, device_clusters,
+                                        n_devices * device_clusters // k, rng, groups=groups))
         parts.append((X_rot, y_rot, devices, rotation))
     (X, y, devices, rotation), (tX, ty, tdev, _) = parts
     return FLData(X, y, devices, tX, ty, tdev, rotation, X, tX)
+
+
+def _every_pair_partition(rotation, n_devices: int, rng) -> np.ndarray:
+    """Device of every row when device ``z`` holds the ``z mod 6``-th pair of the four
+    rotations: each rotation's rows, shuffled, dealt evenly over the devices holding it."""
+    pairs = np.array(list(itertools.combinations(range(4), 2)))
+    held = pairs[np.arange(n_devices) % len(pairs)]               # (n_devices, 2)
+    devices = np.empty(len(rotation), dtype=np.int64)
+    for r in range(4):
+        rows = rng.permutation(np.flatnonzero(rotation == r))
+        holders = np.flatnonzero((held == r).any(axis=1))
+        for device, part in zip(holders, np.array_split(rows, len(holders)), strict=True):
+            devices[part] = device
+    return devices
 
 
 def _per_device_mean(values, devices, n_devices) -> np.ndarray:

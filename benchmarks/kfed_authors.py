@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -71,6 +70,9 @@ from sklearn.cluster import KMeans
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_kernel import machine  # noqa: E402
 
 from fedclust import KFed  # noqa: E402
 from fedclust.algorithms.kfed import farthest_point_seeding, server_clustering  # noqa: E402
@@ -219,19 +221,6 @@ def start_spread(before, X, k, opt):
     return out
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
-            f"numpy {np.__version__}, scikit-learn {sklearn.__version__}")
-
-
 def summary(values) -> dict:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
@@ -313,7 +302,7 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(records)
-    frame["machine"] = machine()
+    frame["machine"] = f"{machine()}, scikit-learn {sklearn.__version__}"
     frame.to_csv(out / "kfed_authors.csv", index=False)
     (out / "kfed_authors.md").write_text(render(frame, spreads, descriptions, args))
 

@@ -81,6 +81,17 @@ def fake_mnist(root, rng, n_train=12, n_test=5):
     return data
 
 
+@pytest.fixture
+def torch_one_thread():
+    """One torch thread for the test, as the pipeline's jobs run (and restored after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Every figure a test draws is closed after it: open figures pile up across tests

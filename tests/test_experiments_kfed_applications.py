@@ -21,13 +21,7 @@ from fedclust.fl.stacked import StackedModel  # noqa: E402
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
 from fedclust.metrics import clustering_accuracy  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def _images(n, seed):

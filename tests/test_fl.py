@@ -19,13 +19,7 @@ from fedclust.fl.stacked import StackedModel, average_by_group, take  # noqa: E4
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
 from fedclust.seeds import seed_for  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.mark.parametrize("model, x", [

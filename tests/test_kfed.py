@@ -77,9 +77,11 @@ def test_farthest_point_seeding_by_hand():
 def test_the_printed_server_runs_exactly_one_lloyd_round():
     mix, devices = mixture(4, c=0.3)
     km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4).fit(mix.X, devices)
-    # seeds: the k' centers of one device first, then farthest points among all local centers
+    # seeds: the k' centers of one device first (the start device reported), then farthest
+    # points among all local centers
     first_device = km.local_center_devices_[
         np.all(km.local_centers_ == km.server_init_[0], axis=1)][0]
+    assert first_device == km.server_start_device_
     own = km.local_centers_[km.local_center_devices_ == first_device]
     np.testing.assert_array_equal(km.server_init_[:3], own)
     # Algorithm 2, step 7: tau assigns each local center to its nearest seed, the centers are
@@ -309,18 +311,6 @@ def test_server_keeps_the_start_with_the_smallest_spread():
     np.testing.assert_array_equal(km.server_init_[:2], points[owner == km.server_start_device_])
     nearest = np.linalg.norm(points[:, None] - km.cluster_centers_[None], axis=-1).argmin(1)
     assert np.array_equal(km.local_center_labels_, nearest)  # converged
-
-
-def test_printed_algorithm_is_one_random_start_and_one_round():
-    mix, devices = mixture(4, c=0.3)
-    km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4).fit(mix.X, devices)
-    own = km.local_centers_[km.local_center_devices_ == km.server_start_device_]
-    np.testing.assert_array_equal(km.server_init_[:3], own)
-    to_seed = np.linalg.norm(km.local_centers_[:, None] - km.server_init_[None],
-                             axis=-1).argmin(axis=1)
-    expected = np.stack([km.local_centers_[to_seed == j].mean(axis=0) for j in range(9)])
-    np.testing.assert_allclose(km.cluster_centers_, expected, atol=1e-9)
-    assert np.array_equal(km.local_center_labels_, to_seed) and km.n_iter_ == 1
 
 
 def test_server_starts_change_nothing_sent_and_are_reproducible():

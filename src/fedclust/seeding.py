@@ -355,21 +355,9 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
     """
     X = federation.X
     d, Z = federation.n_features, federation.n_devices
-    w = _drawing_weights(federation)
-    _check_enough(n_clusters, int((w > 0).sum()),
-                  "rows" if federation.weights is None else "rows of positive weight")
-    if x_sq is None:
-        x_sq = squared_norms(X)
     devices = np.arange(Z)
     rows = np.empty(n_clusters, dtype=np.int64)
-    # first center: proportional to the weight (device chosen by its size or weight)
-    first_masses = _device_masses(federation, w)
-    _report_sizes(federation, comm)
-    rows[0] = _sample_point(federation, first_masses, w, rng)
-    comm.send("seed_point", np.searchsorted(federation.offsets, rows[0], side="right") - 1,
-              SERVER, floats=d)
-    comm.add_rounds(1)
-    d2 = _sq_dist_to(X, x_sq, rows[0])
+    w, x_sq, first_masses, rows[0], d2 = _first_center(federation, n_clusters, rng, comm, x_sq)
     for j in range(1, n_clusters):
         scores = w * d2
         masses = _device_masses(federation, scores)
@@ -381,11 +369,29 @@ def distributed_kmeans_plusplus(federation: Federation, n_clusters: int,
             rows[j] = _sample_point(federation, first_masses, w, rng)
         else:
             rows[j] = _sample_point(federation, masses, scores, rng)
-        comm.send("seed_point", np.searchsorted(federation.offsets, rows[j], side="right") - 1,
-                  SERVER, floats=d)
+        comm.send("seed_point", _owner(federation, rows[j]), SERVER, floats=d)
         comm.add_rounds(1)
         d2 = np.minimum(d2, _sq_dist_to(X, x_sq, rows[j]))
     return X[rows].copy(), rows
+
+
+def _first_center(federation: Federation, n_clusters: int, rng: np.random.Generator,
+                  comm: Communication, x_sq: np.ndarray | None):
+    """The first center of the federated k-means++ seedings, drawn proportionally to the
+    weight (a device by its size or weight, then one of its rows): the sizes reported (one
+    round) and the point sent (one round). Returns the drawing weights, the squared norms,
+    the first draw's device masses, the row and every row's squared distance to it."""
+    w = _drawing_weights(federation)
+    _check_enough(n_clusters, int((w > 0).sum()),
+                  "rows" if federation.weights is None else "rows of positive weight")
+    if x_sq is None:
+        x_sq = squared_norms(federation.X)
+    first_masses = _device_masses(federation, w)
+    _report_sizes(federation, comm)
+    row = _sample_point(federation, first_masses, w, rng)
+    comm.send("seed_point", _owner(federation, row), SERVER, floats=federation.n_features)
+    comm.add_rounds(1)
+    return w, x_sq, first_masses, row, _sq_dist_to(federation.X, x_sq, row)
 
 
 def greedy_trials(n_clusters: int) -> int:
@@ -425,19 +431,9 @@ def distributed_greedy_kmeans_plusplus(federation: Federation, n_clusters: int,
     trials = greedy_trials(n_clusters) if n_local_trials is None else int(n_local_trials)
     if trials < 1:
         raise ValueError(f"n_local_trials must be >= 1; got {n_local_trials!r}")
-    w = _drawing_weights(federation)
-    _check_enough(n_clusters, int((w > 0).sum()),
-                  "rows" if federation.weights is None else "rows of positive weight")
-    if x_sq is None:
-        x_sq = squared_norms(X)
     devices = np.arange(Z)
     rows = np.empty(n_clusters, dtype=np.int64)
-    first_masses = _device_masses(federation, w)
-    _report_sizes(federation, comm)
-    rows[0] = _sample_point(federation, first_masses, w, rng)
-    comm.send("seed_point", _owner(federation, rows[0]), SERVER, floats=d)
-    comm.add_rounds(1)
-    d2 = _sq_dist_to(X, x_sq, rows[0])
+    w, x_sq, first_masses, rows[0], d2 = _first_center(federation, n_clusters, rng, comm, x_sq)
     if n_clusters > 1:
         comm.send("seed_center", SERVER, devices, floats=d)
         comm.send("seed_mass", devices, SERVER, floats=1)

@@ -196,8 +196,6 @@ def checked(spec: dict, **fields) -> Claim:
               "tolerance": float(spec.get("tolerance", math.nan)),
               "comparison": spec["comparison"], "provenance": _reason(spec.get("provenance")),
               "where": str(spec.get("where", "")),
-              "explanation": _reason(spec.get("why_ours_differs")),
-              "deviation": _reason(spec.get("deviation")),
               "by_construction": _reason(spec.get("by_construction")),
               "key": getattr(spec, "key", ""), **fields}
     # a measured reason given by the claim comes first, the target's stated one after it;
@@ -366,9 +364,9 @@ def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str =
             measured = f" Measured: {row.note}." if _fmt(row.note) else ""
             reason = _fmt(row.explanation) or "no reason stated"
             lines.append(f"- {row.paper}, {row.item} ({row.quantity}): {reason}.{measured}")
+    keys = set(table["key"].dropna().astype(str))
     unused = sorted(k for k in (declared or {})
-                    if not table["key"].fillna("").astype(str).map(
-                        lambda key, k=k: key == k or key.startswith(k + ".")).any())
+                    if not any(_declared_for(key, {k: True}) for key in keys))
     if unused:
         lines += ["", "## Declarations that matched no row", ""]
         lines += [f"- `{k}`: {_reason(declared[k])}" for k in unused]

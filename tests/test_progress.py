@@ -22,3 +22,15 @@ def test_disabled_progress_is_silent(caplog):
     caplog.set_level(logging.INFO)
     assert sum(progress(range(3), desc="quiet", disable=True)) == 3
     assert caplog.records == []
+
+
+def test_a_progress_line_estimates_the_time_left_at_the_rate_so_far(caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="fedclust.progress")
+    clock = iter([0.0, 120.0, 240.0])
+    monkeypatch.setattr("fedclust.progress.time.monotonic", lambda: next(clock))
+    bar = Progress(8, "grid", interval=60.0)
+    bar.update(2)           # 2 of 8 steps in 120 s: 6 more at 60 s each
+    bar.update(2)           # 4 of 8 in 240 s: 4 more at 60 s each
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["grid: progress 2/8 it (25%) in 120 s, about 6.0 min left",
+                     "grid: progress 4/8 it (50%) in 240 s, about 4.0 min left"]

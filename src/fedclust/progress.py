@@ -58,8 +58,15 @@ class Progress:
         pct = f" ({100 * self.count / self.total:.0f}%)" if self.total else ""
         extra = f", {self.postfix}" if self.postfix else ""
         state = "done" if done else "progress"
-        self.logger.info("%s: %s %d%s %s%s in %.0f s%s", self.desc, state, self.count, of,
-                         self.unit, pct, elapsed, extra)
+        self.logger.info("%s: %s %d%s %s%s in %.0f s%s%s", self.desc, state, self.count, of,
+                         self.unit, pct, elapsed, self._left(elapsed, done), extra)
+
+    def _left(self, elapsed: float, done: bool) -> str:
+        """The time left at the rate so far (known once a step is done and a total given)."""
+        if done or not self.total or self.count <= 0:
+            return ""
+        left = elapsed / self.count * max(self.total - self.count, 0)
+        return f", about {left / 60:.1f} min left" if left >= 60 else f", about {left:.0f} s left"
 
 
 def progress(iterable: Iterable, *, desc: str, total: int | None = None,

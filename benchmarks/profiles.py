@@ -9,7 +9,11 @@ pipeline itself from Snakemake's ``benchmark:`` files) and its reproduction coun
     python benchmarks/profiles.py paper --data-mirror ../shared/data       # about an hour
 
 Writes ``benchmarks/results/profile_<name>.md`` and updates one row of
-``benchmarks/results/profiles.csv`` and ``profiles.md``.
+``benchmarks/results/profiles.csv`` and ``profiles.md``. ``--publish docs/paper-profile``
+also publishes the run's report, figures and time per rule there
+(:func:`fedclust.pipeline.publish.publish_report`). A run made elsewhere (e.g. from a clone, in
+the background) is recorded and published afterwards with ``--finished-run DIR
+--wall-seconds S --commit C --date YYYY-MM-DD``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO / "src"))
 from fedclust.pipeline.benchmarks import SUMMARY_CSV, format_mb, render_summary  # noqa: E402
+from fedclust.pipeline.publish import publish_report  # noqa: E402
 
 
 def config_file(profile: str) -> Path:
@@ -67,21 +72,26 @@ def status_counts(workdir: Path) -> str:
     return ", ".join(f"{n} {status}" for status, n in claims["status"].value_counts().items())
 
 
-def record(profile: str, cores: int, wall: float, workdir: Path) -> None:
-    summary = pd.read_csv(workdir / SUMMARY_CSV)
+def current_commit() -> str:
+    """The repository's commit, marked when the code the run copies has uncommitted changes
+    (read before the run: the repository may move on while it runs)."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "src", "workflow", "config"],
                            cwd=REPO, capture_output=True, text=True)
-    if dirty.stdout.strip():
-        commit += " (with uncommitted changes)"
+    return commit + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def record(profile: str, cores: int, wall: float, workdir: Path, *, commit: str,
+           day: str) -> None:
+    summary = pd.read_csv(workdir / SUMMARY_CSV)
     row = {"profile": profile, "cores": cores, "wall_minutes": round(wall / 60, 1),
            "jobs": int(summary["jobs"].sum()),
            "job_minutes": round(summary["total_seconds"].sum() / 60, 1),
            "peak_rss_mb": summary["peak_rss_mb"].max(),
            "slowest_rule": summary.iloc[0]["rule"] if len(summary) else "none",
            "claims": status_counts(workdir),
-           "commit": commit, "date": date.today().isoformat(), "machine": machine()}
+           "commit": commit, "date": day, "machine": machine()}
     OUT.mkdir(exist_ok=True)
     header = (f"Wall time {wall / 60:.1f} min with `--cores {cores}` "
               f"(`python benchmarks/profiles.py {profile}`), commit {commit}, {row['date']}. "
@@ -110,14 +120,37 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile", help="a profile declared in config/*.yaml (quick, paper)")
     parser.add_argument("--cores", type=int, default=os.cpu_count())
-    parser.add_argument("--data-mirror", type=Path, required=True,
-                        help="offline data mirror (e.g. ../shared/data)")
+    parser.add_argument("--data-mirror", type=Path,
+                        help="offline data mirror (e.g. ../shared/data); needed to run")
     parser.add_argument("--workdir", type=Path,
                         help="where to run (default: a new temporary directory, kept)")
+    parser.add_argument("--publish", type=Path,
+                        help="also publish the run's report here (e.g. docs/paper-profile)")
+    parser.add_argument("--finished-run", type=Path,
+                        help="record (and publish) a run that finished in this directory "
+                             "instead of running one; give --wall-seconds, --commit, --date")
+    parser.add_argument("--wall-seconds", type=float)
+    parser.add_argument("--commit")
+    parser.add_argument("--date")
     args = parser.parse_args(argv)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"fedclust-{args.profile}-"))
-    wall = run_profile(args.profile, args.cores, args.data_mirror, workdir)
-    record(args.profile, args.cores, wall, workdir)
+    if args.finished_run:
+        missing = [f"--{name.replace('_', '-')}" for name in ("wall_seconds", "commit", "date")
+                   if getattr(args, name) is None]
+        if missing:
+            parser.error(f"--finished-run needs {', '.join(missing)}")
+        workdir, wall, commit, day = (args.finished_run, args.wall_seconds, args.commit,
+                                      args.date)
+    else:
+        if args.data_mirror is None:
+            parser.error("--data-mirror is needed to run a profile")
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"fedclust-{args.profile}-"))
+        commit, day = current_commit(), date.today().isoformat()
+        wall = run_profile(args.profile, args.cores, args.data_mirror, workdir)
+    record(args.profile, args.cores, wall, workdir, commit=commit, day=day)
+    if args.publish:
+        publish_report(workdir, args.publish, profile=args.profile, commit=commit, date=day,
+                       machine=machine(), cores=args.cores, wall_seconds=wall)
+        print("published", args.publish)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ from .._validation import (
 from ..communication import SERVER
 from ..exceptions import InfeasibleSettingError
 from ..federation import Federation
-from ..lloyd import assign, lloyd_by_device, sq_distances_to, update_centers
+from ..lloyd import _FASTMATH, assign, lloyd_by_device, sq_distances_to, update_centers
 from ..rounds import sample_participants
 from ..seeding import kmeans_plusplus_by_device
 from ..subspace import top_subspaces_by_device
@@ -278,29 +278,51 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
                            sizes=sizes, labels=result.labels, n_iter=result.n_iter)
 
 
+@njit(cache=True, fastmath=_FASTMATH)
+def _farthest_kernel(points, min_sq, chosen, n_first):  # pragma: no cover (compiled; tested via wrapper)
+    """Steps 3-6 from the ``n_first`` rows already in ``chosen``: the farthest row joins, every
+    row's distance to the chosen is updated, until ``chosen`` is full. Exact differences (not
+    the GEMM form), as :func:`fedclust.lloyd.sq_distances_to` takes them, so that a duplicate
+    of a chosen row is at 0. Returns how many rows were chosen: fewer than ``len(chosen)``
+    when every row is at distance 0 from a chosen one."""
+    n, d = points.shape
+    for c in range(n_first, len(chosen)):
+        far = np.argmax(min_sq)
+        if min_sq[far] <= 0.0:
+            return c
+        chosen[c] = far
+        for i in range(n):
+            acc = 0.0
+            for f in range(d):
+                diff = points[i, f] - points[far, f]
+                acc += diff * diff
+            if acc < min_sq[i]:
+                min_sq[i] = acc
+    return len(chosen)
+
+
 def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: int) -> np.ndarray:
     """Algorithm 2, steps 2-6: start from the rows ``first`` and repeatedly add the row farthest
-    from those chosen, until ``n_clusters`` rows are chosen.
+    from those chosen, until ``n_clusters`` rows are chosen (one compiled loop: the server
+    tries many starts, each of ``n_clusters`` steps over a few thousand local centers).
 
     Returns
     -------
     chosen : ndarray of shape (n_clusters,)
         Row indices into ``points``; ``first`` comes first.
     """
-    chosen = list(np.asarray(first, dtype=np.int64)[:n_clusters])
-    _, min_sq = assign(points, points[chosen])
-    everyone = np.zeros(len(points), dtype=np.int64)
-    while len(chosen) < n_clusters:
-        far = int(np.argmax(min_sq))
-        if min_sq[far] <= 0.0:
-            raise InfeasibleSettingError(
-                f"only {len(chosen)} distinct local centers reached the server; k-FED cannot form "
-                f"n_clusters={n_clusters} clusters"
-            )
-        chosen.append(far)
-        # exact differences (not the GEMM form), so that a duplicate of a chosen row is at 0
-        min_sq = np.minimum(min_sq, sq_distances_to(points, points[far][None], everyone))
-    return np.asarray(chosen, dtype=np.int64)
+    first = np.asarray(first, dtype=np.int64)[:n_clusters]
+    chosen = np.empty(n_clusters, dtype=np.int64)
+    chosen[:len(first)] = first
+    points = np.ascontiguousarray(points)
+    _, min_sq = assign(points, points[first])
+    n_chosen = _farthest_kernel(points, min_sq.astype(np.float64), chosen, len(first))
+    if n_chosen < n_clusters:
+        raise InfeasibleSettingError(
+            f"only {n_chosen} distinct local centers reached the server; k-FED cannot form "
+            f"n_clusters={n_clusters} clusters"
+        )
+    return chosen
 
 
 def server_rounds(points: np.ndarray, seeds: np.ndarray, rounds, weights=None):

@@ -66,6 +66,21 @@ def test_same_seed_same_result_and_seed_matters():
     assert any(not np.array_equal(o, a.cluster_centers_) for o in others)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_farthest_point_seeding_is_the_definition(dtype):
+    """Against a plain numpy reading of steps 3-6: each new row is the first of the rows
+    farthest from those chosen (duplicates of chosen rows included, at distance 0)."""
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(400, 7)).astype(dtype)
+    points[::9] = points[4]
+    first = np.array([4, 17])
+    chosen = list(first)
+    while len(chosen) < 25:
+        diff = points[:, None, :].astype(np.float64) - points[chosen][None].astype(np.float64)
+        chosen.append(int(np.argmax((diff ** 2).sum(2).min(1))))
+    assert farthest_point_seeding(points, first, 25).tolist() == chosen
+
+
 def test_farthest_point_seeding_by_hand():
     points = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 0.0], [0.0, 5.0], [9.0, 1.0]])
     chosen = farthest_point_seeding(points, np.array([0]), 3)

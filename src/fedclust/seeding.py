@@ -146,12 +146,15 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
         s, e, k = offsets[z], offsets[z + 1], n_clusters[z]
         if k == 0 or e == s:
             continue
-        A = X[s:e]
         wz = w[s:e]
         n = e - s
-        # the device's rows feature-major: the distance loops below run along the rows,
+        # the device's rows feature-major and in float64 (float32 data converted here, exactly,
+        # rather than copied whole beforehand): the distance loops below run along the rows,
         # contiguous and vectorized, for every candidate
-        At = np.ascontiguousarray(A.T)
+        At = np.empty((d, n))
+        for i in range(n):
+            for f in range(d):
+                At[f, i] = X[s + i, f]
         x_sq = np.zeros(n)
         for f in range(d):
             for i in range(n):
@@ -163,7 +166,7 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
         for i in range(n):
             dot = 0.0
             for f in range(d):
-                dot += A[i, f] * A[first, f]
+                dot += At[f, i] * At[f, first]
             closest[i] = max(x_sq[i] + x_sq[first] - 2.0 * dot, 0.0)
         closest[first] = 0.0  # exactly, whatever the GEMM form rounds to: never drawn again
         trials = n_trials[z]
@@ -184,7 +187,7 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
                 dots = trial_d2[t]  # the candidate's dot products, then its distances
                 dots[:] = 0.0
                 for f in range(d):
-                    b = A[cand[t], f]
+                    b = At[f, cand[t]]
                     for i in range(n):
                         dots[i] += At[f, i] * b
                 pot = 0.0
@@ -269,7 +272,9 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
     # 1 - U lies in (0, 1]: a draw never lands on a leading row of zero mass
     uniforms = 1.0 - rng.random((Z, max(k_max, 1), int(n_trials.max()) if Z else 1))
     rows = np.full((Z, k_max), -1, dtype=np.int64)
-    X = np.ascontiguousarray(federation.X if points is None else points, dtype=np.float64)
+    # float32 stays float32: the kernel reads it into float64 device by device
+    X = np.asarray(federation.X if points is None else points)
+    X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
     _greedy_kmeanspp_kernel(X, w, federation.offsets, n_clusters, n_trials, uniforms, power,
                             rows)
     return rows

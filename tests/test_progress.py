@@ -28,9 +28,26 @@ def test_a_progress_line_estimates_the_time_left_at_the_rate_so_far(caplog, monk
     caplog.set_level(logging.INFO, logger="fedclust.progress")
     clock = iter([0.0, 120.0, 240.0])
     monkeypatch.setattr("fedclust.progress.time.monotonic", lambda: next(clock))
-    bar = Progress(8, "grid", interval=60.0)
+    bar = Progress(8, "grid", interval=60.0, heartbeat=None)
     bar.update(2)           # 2 of 8 steps in 120 s: 6 more at 60 s each
     bar.update(2)           # 4 of 8 in 240 s: 4 more at 60 s each
     lines = [r.getMessage() for r in caplog.records]
     assert lines == ["grid: progress 2/8 it (25%) in 120 s, about 6.0 min left",
                      "grid: progress 4/8 it (50%) in 240 s, about 4.0 min left"]
+
+
+def test_a_long_step_gets_a_heartbeat_line_saying_which_step_runs(caplog):
+    import time
+
+    caplog.set_level(logging.INFO, logger="fedclust.progress")
+    bar = Progress(3, "baseline", interval=3600.0, heartbeat=0.05)
+    bar.update()
+    time.sleep(0.3)                  # step 2 runs long: heartbeat lines, none from update()
+    bar.close()
+    lines = [r.getMessage() for r in caplog.records]
+    beats = [line for line in lines if "step 2 running for" in line]
+    assert beats and all(line.startswith("baseline: progress 1/3 it (33%)") for line in beats)
+    assert lines[-1].startswith("baseline: done 1/3")
+    count = len(caplog.records)
+    time.sleep(0.2)                  # closed: the heartbeat stopped
+    assert len(caplog.records) == count

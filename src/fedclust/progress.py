@@ -3,13 +3,18 @@
 :func:`progress` wraps an iterable. When standard error is a terminal it is a tqdm bar; when
 it is not (a Snakemake ``log:`` file, a SLURM output file, a pipe) it writes one plain line
 through the ``fedclust`` logger at most every ``interval`` seconds and at the end, instead of
-the bar's carriage-return redraws that fill a log with thousands of partial lines.
+the bar's carriage-return redraws that fill a log with thousands of partial lines. Each line
+gives the steps done, the time so far and, at the rate so far, the time left; a step that
+runs longer than ``heartbeat`` seconds (a baseline run of minutes) gets a line every
+``heartbeat`` seconds saying which step is running and for how long, so that a log of a run
+of hours never stays silent for more than a minute.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 
@@ -29,34 +34,58 @@ def _is_terminal(stream) -> bool:
 
 
 class Progress:
-    """Periodic plain-text progress of ``total`` steps (see :func:`progress`)."""
+    """Periodic plain-text progress of ``total`` steps (see :func:`progress`).
+
+    ``heartbeat`` (seconds, None for none): while a step runs longer than this, a line every
+    ``heartbeat`` seconds from a background thread (it needs the GIL, which compiled kernels
+    and BLAS hand back between calls). Call :meth:`close` to stop it.
+    """
 
     def __init__(self, total: int | None, desc: str, *, interval: float = 30.0,
-                 unit: str = "it", logger: logging.Logger = _log):
+                 unit: str = "it", logger: logging.Logger = _log,
+                 heartbeat: float | None = 60.0):
         self.total, self.desc, self.unit = total, desc, unit
         self.interval, self.logger = interval, logger
         self.count = 0
         self.postfix = ""
-        self._start = self._last = time.monotonic()
+        self._start = self._last = self._step_start = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.heartbeat = heartbeat
+        if heartbeat is not None:
+            threading.Thread(target=self._beat, name=f"progress: {desc}", daemon=True).start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.heartbeat):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._last >= self.heartbeat:
+                    self._last = now
+                    self._write(now, running=now - self._step_start)
 
     def update(self, n: int = 1) -> None:
-        self.count += n
-        now = time.monotonic()
-        if now - self._last >= self.interval:
-            self._last = now
-            self._write(now)
+        with self._lock:
+            self.count += n
+            now = self._step_start = time.monotonic()
+            if now - self._last >= self.interval:
+                self._last = now
+                self._write(now)
 
     def set_postfix(self, **values) -> None:
         self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
 
     def close(self) -> None:
-        self._write(time.monotonic(), done=True)
+        self._stop.set()
+        with self._lock:
+            self._write(time.monotonic(), done=True)
 
-    def _write(self, now: float, done: bool = False) -> None:
+    def _write(self, now: float, done: bool = False, running: float | None = None) -> None:
         elapsed = now - self._start
         of = f"/{self.total}" if self.total is not None else ""
         pct = f" ({100 * self.count / self.total:.0f}%)" if self.total else ""
         extra = f", {self.postfix}" if self.postfix else ""
+        if running is not None:
+            extra += f"; step {self.count + 1} running for {running:.0f} s"
         state = "done" if done else "progress"
         self.logger.info("%s: %s %d%s %s%s in %.0f s%s%s", self.desc, state, self.count, of,
                          self.unit, pct, elapsed, self._left(elapsed, done), extra)
@@ -88,10 +117,12 @@ def progress(iterable: Iterable, *, desc: str, total: int | None = None,
         yield from tqdm(iterable, desc=desc, total=total, unit=unit, mininterval=1.0)
         return
     bar = Progress(total, desc, interval=interval, unit=unit)
-    for item in iterable:
-        yield item
-        bar.update()
-    bar.close()
+    try:
+        for item in iterable:
+            yield item
+            bar.update()
+    finally:
+        bar.close()
 
 
 def progress_bar(*, desc: str, total: int | None = None, disable: bool = False,

@@ -3,6 +3,7 @@ profile for real."""
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,12 @@ def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     assert "data/postures/raw/Postures.csv" in result.stdout
     # plain `snakemake` applies the local profile by itself
     assert "workflow specific profile workflow/profiles/default" in result.stderr
+    # every job asks for the memory it uses (measured, in its rule), so that a scheduler --
+    # `--resources mem_mb=...` locally, SLURM with the slurm profile -- gets honest requests
+    jobs = re.findall(r"(?ms)^rule (\w+):\n(.*?)(?=^\S|\Z)", result.stdout)
+    without = sorted({rule for rule, body in jobs
+                      if rule != "all" and not re.search(r"mem_mb=\d+", body)})
+    assert jobs and not without, f"rules without resources: mem_mb: {without}"
 
 
 def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):

@@ -28,6 +28,8 @@ rule coreset_baseline:
     threads: 1
     resources:
         mem_mb=3000,
+        # the paper profile's k-median baseline: 10 runs of about 5 min on the whole mixture
+        runtime=180,
     conda:
         ENV
     script:

@@ -12,6 +12,9 @@ rule fetch_mnist:
         "results/logs/data/fetch_mnist.log",
     benchmark:
         "results/benchmarks/fetch_mnist/data/fetch_mnist.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -26,6 +29,9 @@ rule fetch_femnist:
         "results/logs/data/fetch_femnist.log",
     benchmark:
         "results/benchmarks/fetch_femnist/data/fetch_femnist.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -40,6 +46,9 @@ rule fetch_shakespeare:
         "results/logs/data/fetch_shakespeare.log",
     benchmark:
         "results/benchmarks/fetch_shakespeare/data/fetch_shakespeare.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -57,6 +66,9 @@ rule fetch_postures:
         "results/logs/data/fetch_postures.log",
     benchmark:
         "results/benchmarks/fetch_postures/data/fetch_postures.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -73,6 +85,9 @@ rule fetch_cifar10:
         "results/logs/data/fetch_cifar10.log",
     benchmark:
         "results/benchmarks/fetch_cifar10/data/fetch_cifar10.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -89,6 +104,9 @@ rule fetch_year_prediction:
         "results/logs/data/fetch_year_prediction.log",
     benchmark:
         "results/benchmarks/fetch_year_prediction/data/fetch_year_prediction.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -108,7 +126,7 @@ rule decode_cifar10:
     benchmark:
         "results/benchmarks/decode_cifar10/data/decode_cifar10.tsv",
     resources:
-        mem_mb=4000,
+        mem_mb=1000,
     conda:
         ENV
     script:
@@ -134,7 +152,7 @@ rule train_embedding:
         "results/benchmarks/train_embedding/data/train_{dataset}.tsv",
     threads: 2
     resources:
-        mem_mb=6000,
+        mem_mb=2500,
         runtime=240,
     conda:
         ENV
@@ -158,7 +176,7 @@ rule prepare_dataset:
     benchmark:
         "results/benchmarks/prepare_dataset/data/prepare_{dataset}.tsv",
     resources:
-        mem_mb=4000,
+        mem_mb=1000,
     conda:
         ENV
     script:

@@ -23,6 +23,8 @@ rule kfed_mixture_setting:
     benchmark:
         "results/benchmarks/kfed_mixture_setting/kfed/{mixture_experiment}/d{d}_k{k}.tsv",
     threads: 1
+    resources:
+        mem_mb=1000,
     conda:
         ENV
     script:
@@ -47,6 +49,9 @@ rule kfed_table1:
         "results/logs/kfed/table1_render.log",
     benchmark:
         "results/benchmarks/kfed_table1/kfed/table1_render.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -71,7 +76,7 @@ rule kfed_oracle:
         "results/benchmarks/kfed_oracle/kfed/oracle/{dataset}_k{k}.tsv",
     threads: 2
     resources:
-        mem_mb=4000,
+        mem_mb=1000,
     conda:
         ENV
     script:
@@ -92,6 +97,8 @@ rule kfed_separation_k:
     benchmark:
         "results/benchmarks/kfed_separation_k/kfed/separation/{dataset}_k{k}.tsv",
     threads: 2
+    resources:
+        mem_mb=2000,
     conda:
         ENV
     script:
@@ -121,6 +128,9 @@ rule kfed_separation:
         "results/logs/kfed/separation/{dataset}_summary.log",
     benchmark:
         "results/benchmarks/kfed_separation/kfed/separation/{dataset}_summary.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -151,7 +161,7 @@ rule kfed_federated:
         "results/benchmarks/kfed_federated/kfed/{federated_experiment}/{dataset}.tsv",
     threads: 1
     resources:
-        mem_mb=4000,
+        mem_mb=1500,
     conda:
         ENV
     script:

@@ -21,6 +21,8 @@ rule lkm_fig1_panel:
     benchmark:
         "results/benchmarks/lkm_fig1_panel/localkmeans/fig1/snr{snr}_{init}.tsv",
     threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -40,6 +42,8 @@ rule lkm_fig4_sweep:
     benchmark:
         "results/benchmarks/lkm_fig4_sweep/localkmeans/fig4/{sweep}.tsv",
     threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:

@@ -14,6 +14,9 @@ rule gather:
         "results/logs/{paper}/{table}_gather.log",
     benchmark:
         "results/benchmarks/gather/{paper}/{table}_gather.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -37,6 +40,9 @@ rule figure:
         "results/logs/{paper}/figure_{figure}.log",
     benchmark:
         "results/benchmarks/figure/{paper}/figure_{figure}.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -56,6 +62,9 @@ rule claims:
         "results/logs/{paper}/claims.log",
     benchmark:
         "results/benchmarks/claims/{paper}/claims.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -80,6 +89,9 @@ rule reproduction:
         "results/logs/reproduction.log",
     benchmark:
         "results/benchmarks/reproduction/reproduction.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -100,6 +112,9 @@ rule run_config:
         "results/logs/run_config.log",
     benchmark:
         "results/benchmarks/run_config/run_config.tsv",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:
@@ -121,6 +136,9 @@ rule benchmark_summary:
         profile=config["profile"],
     log:
         "results/logs/benchmark_summary.log",
+    threads: 1
+    resources:
+        mem_mb=500,
     conda:
         ENV
     script:

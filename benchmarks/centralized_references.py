@@ -177,8 +177,8 @@ def write(table, shape, args):
         f"from the same k-means++ centers, {args.iterations} iterations, no tolerance; best of "
         f"{args.repeat} wall times (the converged baseline: one). Cost: k-means cost on the full "
         f"data (float64), over the converged baseline's (the fixed-iteration rows stop "
-        f"before convergence). The "
-        f"machine is shared with other work: compare within this table. Command: `python benchmarks/centralized_references.py --n-samples "
+        f"before convergence). The machine is shared with other work: compare within this "
+        f"table. Command: `python benchmarks/centralized_references.py --n-samples "
         f"{args.n_samples} --iterations {args.iterations} --repeat {args.repeat}`.", "",
         "| method | iterations | time (s) | time per iteration (s) | per iteration / ours | "
         "cost / baseline's |", "|---|---|---|---|---|---|"]

@@ -279,7 +279,7 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def _farthest_kernel(points, min_sq, chosen, n_first):  # pragma: no cover (compiled; tested via wrapper)
+def _farthest_kernel(points, min_sq, chosen, n_first):  # pragma: no cover (compiled)
     """Steps 3-6 from the ``n_first`` rows already in ``chosen``: the farthest row joins, every
     row's distance to the chosen is updated, until ``chosen`` is full. Exact differences (not
     the GEMM form), as :func:`fedclust.lloyd.sq_distances_to` takes them, so that a duplicate

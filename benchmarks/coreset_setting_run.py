@@ -1,0 +1,103 @@
+"""One run of one paper-profile setting of the coreset figures, timed for several source trees.
+
+The unit of the coreset grid at paper scale (config/config.yaml: the mixture of
+YearPredictionMSD's shape, 515,345 x 90, k = 50, 100 sites, five coreset sizes for the
+distributed coreset and COMBINE, five for Zhang et al., 5 restarts per solve) and of its
+baseline (5 restarts of k-means++ and Lloyd on the whole mixture), timed in one sitting for
+each ``--src`` tree given (e.g. a worktree of an earlier commit against this one), alternating
+between the trees ``--repeat`` times; CPU seconds of the child process, one thread.
+
+    git worktree add /tmp/before <commit>
+    python benchmarks/coreset_setting_run.py --src /tmp/before/src src --labels before after
+
+Writes ``benchmarks/results/coreset_setting_run.{csv,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_kernel import machine  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "benchmarks" / "results"
+
+# run in a child process per tree, so that each imports its own fedclust
+CHILD = r"""
+import json, sys, time, yaml
+import numpy as np, pandas as pd
+from fedclust.experiments import coreset as ce
+from fedclust.pipeline.coreset import job_settings
+config = yaml.safe_load(open(sys.argv[1]))
+settings = job_settings(config, "msd_mixture")
+X, _, _ = ce.load_data("msd_mixture", None, settings, base_seed=config["seed"])
+baseline = pd.DataFrame({"run": [0], "metric": ["baseline_cost"], "value": [1.0]})
+out = {"dtype": str(X.dtype)}
+start = time.process_time()
+ce.setting_runs(X, 50, settings, dataset="msd_mixture", objective="kmeans",
+                graph="erdos_renyi", n_sites=100, partition="uniform", runs=1,
+                base_seed=config["seed"], baseline=baseline, show_progress=False)
+out["setting_run_s"] = time.process_time() - start
+start = time.process_time()
+ce.baseline_runs(X, 50, settings, dataset="msd_mixture", objective="kmeans",
+                 base_seed=config["seed"], runs=1, show_progress=False)
+out["baseline_run_s"] = time.process_time() - start
+print(json.dumps(out))
+"""
+
+
+def time_tree(src: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(REPO / "config" / "config.yaml")],
+                          env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, nargs="+", required=True)
+    parser.add_argument("--labels", nargs="+", required=True)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args(argv)
+    if len(args.labels) != len(args.src):
+        parser.error("give one label per --src tree")
+    rows = []
+    for r in range(args.repeat):
+        for label, src in zip(args.labels, args.src, strict=True):
+            row = {"label": label, "src": str(src), "repeat": r, **time_tree(src)}
+            print(row, flush=True)
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    OUT.mkdir(exist_ok=True)
+    table.to_csv(OUT / "coreset_setting_run.csv", index=False)
+    best = table.groupby("label", sort=False)[["setting_run_s", "baseline_run_s"]].min()
+    lines = ["# One run of one coreset setting at paper scale, before and after", "",
+             f"Machine: {machine()}, one thread, CPU seconds of a child process, best of "
+             f"{args.repeat} alternating runs. Setting: Erdős–Rényi, uniform partition, 100 "
+             f"sites, the paper profile's config/config.yaml (one run); baseline: one run of 5 "
+             f"restarts on the whole mixture. Command: `python "
+             f"benchmarks/coreset_setting_run.py --src {' '.join(map(str, args.src))} "
+             f"--labels {' '.join(map(shlex.quote, args.labels))}` (the machine shared with a "
+             f"paper-profile run: compare within this table).", "",
+             "| tree | data dtype | one setting run (s) | one baseline run (s) |",
+             "|---|---|---|---|"]
+    dtypes = table.groupby("label", sort=False)["dtype"].first()
+    for label, r in best.iterrows():
+        lines.append(f"| {label} | {dtypes[label]} | {r.setting_run_s:.1f} | "
+                     f"{r.baseline_run_s:.1f} |")
+    (OUT / "coreset_setting_run.md").write_text("\n".join(lines) + "\n")
+    print((OUT / "coreset_setting_run.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -123,6 +123,11 @@ def test_baseline_runs_do_not_depend_on_their_number():
     one = baseline_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", base_seed=0,
                         runs=1, show_progress=False)
     assert baseline_cost(three)[0] == baseline_cost(one)[0]
+    # the pipeline computes one run per job: run 2 alone is run 2 of three
+    alone = baseline_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", base_seed=0,
+                          runs=[2], show_progress=False)
+    assert baseline_cost(alone)[2] == baseline_cost(three)[2]
+    assert set(alone.run) == {2}
     with pytest.raises(ValueError, match="lacks runs"):
         setting_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", graph="grid",
                      n_sites=9, partition="uniform", runs=2, base_seed=0, baseline=one,

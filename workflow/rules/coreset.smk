@@ -12,24 +12,23 @@ wildcard_constraints:
 
 
 rule coreset_baseline:
-    """Lloyd on the global data, one per run: the denominator of every cost ratio."""
+    """Lloyd on the global data, one run: the denominator of that run's cost ratios."""
     input:
         coreset_pipeline.features_input,
     output:
-        "results/coreset/{objective}/{cdata}/baseline.csv",
+        "results/coreset/{objective}/{cdata}/baseline/run{run}.csv",
+    wildcard_constraints:
+        run=r"\d+",
     params:
         settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
-        runs=lambda w: coreset_pipeline.baseline_runs_needed(config, w.objective, w.cdata),
         seed=config["seed"],
     log:
-        "results/logs/coreset/{objective}/{cdata}/baseline.log",
+        "results/logs/coreset/{objective}/{cdata}/baseline/run{run}.log",
     benchmark:
-        "results/benchmarks/coreset_baseline/coreset/{objective}/{cdata}/baseline.tsv"
+        "results/benchmarks/coreset_baseline/coreset/{objective}/{cdata}/baseline/run{run}.tsv"
     threads: 1
     resources:
         mem_mb=3000,
-        # the paper profile's k-median baseline: 10 runs of about 5 min on the whole mixture
-        runtime=180,
     conda:
         ENV
     script:
@@ -40,7 +39,7 @@ rule coreset_setting:
     """Figs 2-3 (or the k-median panel), one graph and partition: every run, every size."""
     input:
         features=coreset_pipeline.features_input,
-        baseline="results/coreset/{objective}/{cdata}/baseline.csv",
+        baseline=lambda w: coreset_pipeline.baseline_parts(config, w.objective, w.cdata),
     output:
         "results/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.csv",
     params:
@@ -63,7 +62,9 @@ rule coreset_diameter:
     """Beyond the paper: one square grid of the diameter sweep, every run."""
     input:
         features=coreset_pipeline.features_input,
-        baseline="results/coreset/kmeans/{cdata}/baseline.csv",
+        baseline=lambda w: coreset_pipeline.baseline_parts(
+            config, "kmeans", w.cdata, diameter=True
+        ),
     output:
         "results/coreset/diameter/{cdata}/side{side}.csv",
     params:

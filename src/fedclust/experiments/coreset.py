@@ -60,7 +60,7 @@ from ..topology import Topology
 
 __all__ = ["GRAPHS", "OBJECTIVES", "SETTING_IDS", "ALGORITHM_TITLES", "make_msd_mixture",
            "make_graph", "global_cost", "baseline_runs", "setting_runs", "n_clusters_of",
-           "load_data", "baseline_table", "setting_table", "diameter_table"]
+           "load_data", "baseline_table", "read_baseline", "setting_table", "diameter_table"]
 
 OBJECTIVES = ("kmeans", "kmedian")
 #: The columns that identify a row of a setting table (the rest is ``metric``, ``value``).
@@ -155,12 +155,14 @@ def n_clusters_of(dataset: str, settings: dict) -> int:
 
 
 def baseline_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str,
-                  objective: str, base_seed: int, runs: int,
+                  objective: str, base_seed: int, runs,
                   show_progress: bool = True) -> pd.DataFrame:
     """Lloyd's algorithm on the global data, one per run (the denominator of every ratio).
 
     ``settings`` is the ``coreset`` config section (``n_init`` restarts of k-means++ and
-    Lloyd, ``max_iter``, the same as on the coresets).
+    Lloyd, ``max_iter``, the same as on the coresets). ``runs``: how many (runs ``0..runs-1``)
+    or which run indices; a run's result depends only on its index (its seed is named by it),
+    so one run computed alone equals the same run computed among others.
 
     Returns
     -------
@@ -169,8 +171,9 @@ def baseline_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: st
         and ``n_iter``.
     """
     check_choice(objective, "objective", set(OBJECTIVES))
+    runs = range(runs) if isinstance(runs, (int, np.integer)) else [int(r) for r in runs]
     rows = []
-    for run in progress(range(runs), desc=f"baseline {dataset} {objective}",
+    for run in progress(runs, desc=f"baseline {dataset} {objective}",
                         disable=not show_progress):
         seed = seed_for(base_seed, "coreset", dataset, objective, "baseline", f"run={run}")
         result = _solve(X, None, n_clusters, _seeds(seed, settings["n_init"]), settings,
@@ -353,14 +356,23 @@ def baseline_table(dataset: str, objective: str, features, settings: dict, *, ru
     return _titled(table, title, description)
 
 
+def read_baseline(baseline) -> pd.DataFrame:
+    """A baseline table: a DataFrame as it is, or its CSV files (one per run) concatenated."""
+    if isinstance(baseline, pd.DataFrame):
+        return baseline
+    paths = [baseline] if isinstance(baseline, (str, bytes)) or hasattr(baseline, "__fspath__") \
+        else list(baseline)
+    return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+
+
 def setting_table(dataset: str, objective: str, features, baseline, settings: dict, *,
                   graph: str, n_sites: int, partition: str, base_seed: int,
                   show_progress: bool = True) -> pd.DataFrame:
     """:func:`setting_runs` of one Figs 2-3 (or k-median) setting, ``settings["runs"]`` runs;
-    ``baseline`` is the :func:`baseline_table` (a DataFrame or its CSV)."""
+    ``baseline`` is the :func:`baseline_table` (a DataFrame, or its CSV files, e.g. one per
+    run)."""
     X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
-    if not isinstance(baseline, pd.DataFrame):
-        baseline = pd.read_csv(baseline)
+    baseline = read_baseline(baseline)
     table = setting_runs(X, n_clusters_of(dataset, settings), settings, dataset=dataset,
                          objective=objective, graph=graph, n_sites=n_sites,
                          partition=partition, runs=settings["runs"], base_seed=base_seed,

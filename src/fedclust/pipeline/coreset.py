@@ -3,9 +3,10 @@
 Rules that compute the tables live in ``workflow/rules/coreset.smk``; the figures, gathered
 tables, claims and captions are declared here (see :mod:`fedclust.pipeline.registry`).
 
-Tables: ``results/coreset/<objective>/<data set>/baseline.csv`` (Lloyd on the global data, one
-per run), ``results/coreset/<objective>/<data set>/n<sites>/<graph>_<partition>.csv`` (every
-run of one setting) and ``results/coreset/diameter/<data set>/side<s>.csv`` (the grid sweep);
+Tables: ``results/coreset/<objective>/<data set>/baseline/run<r>.csv`` (Lloyd on the global
+data, one file and one job per run),
+``results/coreset/<objective>/<data set>/n<sites>/<graph>_<partition>.csv`` (every run of one
+setting) and ``results/coreset/diameter/<data set>/side<s>.csv`` (the grid sweep);
 the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.csv``.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from .data import SYNTHETIC, title_of
 from .registry import Figure, Paper, Table, stated_differences
 
-__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "baseline_runs_needed",
+__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "baseline_parts",
            "diameter_parts", "job_settings", "features_input"]
 
 #: The paper's three communication graphs (Sec. 5), as config and file names.
@@ -72,19 +73,15 @@ def features_input(wildcards) -> list[str]:
     return [f"data/{wildcards.cdata}/features.h5"]
 
 
-def baseline_runs_needed(config, objective: str, dataset: str) -> int:
-    """Runs of the global Lloyd baseline: as many as the most any setting of this data set
-    and objective asks for (the runs share it)."""
+def baseline_parts(config, objective: str, dataset: str, *, diameter: bool = False) -> list[str]:
+    """The baseline runs a job of ``objective`` on ``dataset`` divides by, one file per run
+    (one job per run: a target that needs 2 runs computes 2, and the runs spread over the
+    cores): the k-means grid's ``runs``, the k-median panel's, or the diameter sweep's."""
     cfg = _section(config)
-    needed = [0]
-    if objective == "kmeans":
-        if dataset in cfg["datasets"]:
-            needed.append(cfg["runs"])
-        if dataset in cfg["diameter"]["datasets"]:
-            needed.append(cfg["diameter"]["runs"])
-    elif dataset in cfg["kmedian"]["datasets"]:
-        needed.append(cfg["kmedian"]["runs"])
-    return max(needed)
+    runs = (cfg["diameter"]["runs"] if diameter else
+            cfg["kmedian"]["runs"] if objective == "kmedian" else cfg["runs"])
+    return [f"results/coreset/{objective}/{dataset}/baseline/run{run}.csv"
+            for run in range(runs)]
 
 
 def _datasets(config) -> list[str]:

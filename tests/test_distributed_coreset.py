@@ -87,6 +87,39 @@ def test_zhang_sends_each_node_coreset_to_its_parent_once():
         DistributedCoreset(4, construction="zhang").fit(X, devices)
 
 
+@pytest.mark.parametrize("objective", ["kmeans", "kmedian"])
+def test_zhang_takes_its_leaves_local_solutions_when_given(objective):
+    from fedclust.algorithms.distributed_coreset import zhang_coreset
+    from fedclust.communication import Communication
+    from fedclust.coreset import local_solutions
+    from fedclust.federation import Federation
+
+    X, devices = mixture(n_devices=16)
+    tree = Topology.grid(4).spanning_tree(random_state=0)
+    federation = Federation.from_devices(X, devices, topology=Topology.grid(4))
+    local = local_solutions(federation, 4, random_state=1, max_iter=10, objective=objective)
+    parents = {int(tree.parent[v]) for v in tree.depth if v not in (SERVER, tree.root)}
+    leaves = [z for z, v in enumerate(federation.device_ids.tolist()) if v not in parents]
+    inner = [z for z, v in enumerate(federation.device_ids.tolist())
+             if v in parents and v != tree.root]
+    assert leaves and inner
+    runs = {}
+    for given in (None, local):
+        comm = Communication()
+        coreset, costs = zhang_coreset(federation, tree, 4, 320, rng=np.random.default_rng(2),
+                                       comm=comm, max_iter=10, objective=objective,
+                                       leaf_local=given)
+        runs[given is None] = costs
+        # still an unbiased coreset of the whole data, and the same messages
+        np.testing.assert_allclose(coreset.weights.sum(), len(X), rtol=1e-9)
+        assert len(comm.by_edge()) == 15
+    # the leaves' costs are the given local solutions' to the last digit; the inner nodes
+    # (their rows and their children's coresets) compute their own
+    np.testing.assert_array_equal(runs[False][leaves], local.costs[leaves])
+    assert not np.array_equal(runs[True][leaves], local.costs[leaves])
+    assert np.isfinite(runs[False][inner]).all() and (runs[False][inner] > 0).all()
+
+
 # Zhang et al.'s coresets of coresets lose accuracy at every level of the tree: at the same
 # size they are far worse (cost ratio 1.4-1.9 at t = 300 here, 1.01-1.05 at t = 2700)
 @pytest.mark.parametrize("construction, size", [("distributed", 300), ("combine", 300),

@@ -28,7 +28,7 @@ rule coreset_baseline:
         "results/benchmarks/coreset_baseline/coreset/{objective}/{cdata}/baseline/run{run}.tsv"
     threads: 1
     resources:
-        mem_mb=3000,
+        mem_mb=1500,
     conda:
         ENV
     script:

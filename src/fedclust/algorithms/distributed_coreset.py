@@ -36,6 +36,7 @@ from ..centralized import best_kmeans
 from ..communication import SERVER, Communication
 from ..coreset import (
     Coreset,
+    LocalSolutions,
     equal_shares,
     local_solutions,
     proportional_shares,
@@ -203,6 +204,43 @@ class DistributedCoreset(FederatedClusteringMixin):
                              comm=comm, max_iter=self.max_iter, objective=self.objective)
 
 
+def _level_federation(inputs) -> Federation:
+    """One level's nodes as devices: each node's rows are its input (its children's coresets,
+    then its own rows)."""
+    return Federation.from_devices(
+        np.concatenate([x for _, x, _ in inputs]),
+        np.repeat([node for node, _, _ in inputs], [len(x) for _, x, _ in inputs]),
+        sample_weight=np.concatenate([w for _, _, w in inputs]),
+        allow_negative_weights=True)
+
+
+def _merge_local(level: Federation, federation: Federation, position: dict,
+                 leaf_local: LocalSolutions, leaves: set, sub: Federation | None,
+                 computed: LocalSolutions | None) -> LocalSolutions:
+    """The local solutions of a level's nodes: a leaf's taken from ``leaf_local`` (of
+    ``federation``; a leaf's rows in the level are its rows there, in the same order), the
+    others' from ``computed`` (:func:`local_solutions` of ``sub``, the level's other nodes,
+    whose rows are theirs in the level, in the same order)."""
+    Z, n = level.n_devices, level.n_samples
+    k, d = leaf_local.centers.shape[1:]
+    dtype = leaf_local.centers.dtype if computed is None else \
+        np.result_type(leaf_local.centers, computed.centers)
+    centers, valid = np.zeros((Z, k, d), dtype=dtype), np.zeros((Z, k), dtype=bool)
+    labels, row_costs, costs = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(Z)
+    in_sub = {} if sub is None else {int(v): i for i, v in enumerate(sub.device_ids)}
+    for j, node in enumerate(level.device_ids.tolist()):
+        if node in leaves:
+            src, z, offsets = leaf_local, position[node], federation.offsets
+        else:
+            src, z, offsets = computed, in_sub[node], sub.offsets
+        rows, src_rows = (slice(level.offsets[j], level.offsets[j + 1]),
+                          slice(offsets[z], offsets[z + 1]))
+        centers[j], valid[j], costs[j] = src.centers[z], src.valid[z], src.costs[z]
+        labels[rows], row_costs[rows] = src.labels[src_rows], src.row_costs[src_rows]
+    return LocalSolutions(centers=centers, valid=valid, labels=labels, row_costs=row_costs,
+                          costs=costs)
+
+
 # --------------------------------------------------------------------- communication
 def portion_route(network: Topology, device_ids) -> Flood | FullFlood:
     """Every transmission that carries one message of every device to where the solve
@@ -263,12 +301,18 @@ def broadcast_costs(network: Topology, device_ids, comm: Communication) -> None:
 # --------------------------------------------------------------------- Zhang et al.
 def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
                   coreset_size: int, *, rng, comm: Communication, max_iter: int = 300,
-                  objective: str = "kmeans"):
+                  objective: str = "kmeans", leaf_local: LocalSolutions | None = None):
     """Zhang et al.'s coresets merged up a rooted tree, level by level (every level's nodes in
     one batched construction): every node builds a coreset of ``coreset_size / n`` drawn
     points (and its local centers) of its own rows together with its children's coresets, and
     sends it to its parent (one message per node, counted on ``comm``, with the note
     ``points_transmitted``).
+
+    ``leaf_local``: :func:`fedclust.coreset.local_solutions` of ``federation`` computed with the
+    same ``max_iter`` and ``objective``, to take a leaf's local solution from (a leaf's input is
+    its own rows alone, the input of Algorithm 1's step 1): every coreset size of a run then
+    shares its leaves' solutions, as the distributed coreset and COMBINE share theirs; None
+    computes them here.
 
     Returns
     -------
@@ -286,6 +330,9 @@ def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
     costs = np.zeros(Z)
     points_sent = 0
     by_depth: dict[int, list[int]] = {}
+    # nodes whose input is their own rows alone: no child sends them a coreset
+    leaf_nodes = set(position) - {int(tree.parent[node]) for node in tree.depth
+                                  if node != SERVER and node != tree.root}
     for node, depth in tree.depth.items():
         if node != SERVER:
             by_depth.setdefault(depth, []).append(int(node))
@@ -306,13 +353,19 @@ def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
                 inputs.append((node, np.concatenate(X), np.concatenate(w)))
         if not inputs:
             continue
-        level = Federation.from_devices(
-            np.concatenate([x for _, x, _ in inputs]),
-            np.repeat([node for node, _, _ in inputs], [len(x) for _, x, _ in inputs]),
-            sample_weight=np.concatenate([w for _, _, w in inputs]),
-            allow_negative_weights=True)
-        local = local_solutions(level, k, random_state=rng, max_iter=max_iter,
-                                objective=objective)
+        level = _level_federation(inputs)
+        leaves = set() if leaf_local is None else {
+            node for node, _, _ in inputs if node in position and node in leaf_nodes}
+        if leaves:
+            rest = [entry for entry in inputs if entry[0] not in leaves]
+            sub = _level_federation(rest) if rest else None
+            local = _merge_local(level, federation, position, leaf_local, leaves, sub,
+                                 None if sub is None else local_solutions(
+                                     sub, k, random_state=rng, max_iter=max_iter,
+                                     objective=objective))
+        else:
+            local = local_solutions(level, k, random_state=rng, max_iter=max_iter,
+                                    objective=objective)
         # t / n draws per node holding data (a relay node without data: the same)
         shares = np.array([share.get(int(v), coreset_size // max(Z, 1))
                            for v in level.device_ids])

@@ -15,7 +15,8 @@ One *setting* is a data set, an objective (k-means, or k-median beyond the paper
    COMBINE's (``t / n`` per site) from it, solves each on the whole coreset (weighted
    k-means++ and Lloyd, :func:`fedclust.centralized.best_kmeans`) and evaluates the solution
    on the global data; Zhang et al.'s tree construction runs for every size of
-   ``zhang_coreset_sizes``;
+   ``zhang_coreset_sizes``, its leaves (whose input is their own rows) with the same local
+   solutions, its inner nodes computing theirs on their rows and their children's coresets;
 4. counts the communication each needs: the distributed coreset flooded over the graph
    (Algorithm 3: each portion crosses each edge twice) and sent up the tree (Theorem 3:
    ``depth(i)`` hops); COMBINE flooded over the graph; Zhang et al. one hop per node.
@@ -296,9 +297,11 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
             continue
         for t in settings["zhang_coreset_sizes"]:
             comm = Communication(float_bytes=X.itemsize)
+            # the leaves' input is their own rows: their local solutions are the run's
             coreset, _ = zhang_coreset(federation, tree, k, t,
                                        rng=generator_for(seed, "zhang", f"t={t}"), comm=comm,
-                                       max_iter=settings["local_max_iter"], objective=objective)
+                                       max_iter=settings["local_max_iter"], objective=objective,
+                                       leaf_local=local)
             result = _solve(coreset.points, coreset.weights, k,
                             _seeds(seed, settings["n_init"], "zhang", f"t={t}"), settings,
                             objective)

@@ -1,0 +1,114 @@
+"""Publishing a finished run: what a reader sees without running the pipeline."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from fedclust.pipeline.config import validate_config
+from fedclust.pipeline.publish import counts_line, per_part_costs, publish_report
+from fedclust.pipeline.registry import figure_names
+from fedclust.reproduction import VERDICTS
+
+from .test_pipeline_benchmarks import write_benchmark
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fake_run(root: Path, *, noisy_pngs: bool = False) -> dict:
+    """A finished run's layout: the report, benchmark files, the config, one PNG per figure
+    the config declares."""
+    from matplotlib import image
+
+    # as the run writes it: validated, the schema's defaults filled in
+    config = validate_config(yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
+                             REPO / "config" / "schema.yaml")
+    (root / "results").mkdir(parents=True)
+    (root / "results" / "run_config.yaml").write_text(yaml.safe_dump({"config": config}))
+    statuses = ["pass", "pass", "fail", "deviation", "reported"]
+    pd.DataFrame({"key": ["a.b"] * 5, "item": list("vwxyz"), "quantity": ["q"] * 5,
+                  "status": statuses}).to_csv(root / "results" / "reproduction.csv",
+                                              index=False)
+    (root / "results" / "reproduction.md").write_text("# Reproduction report\n")
+    bench = root / "results" / "benchmarks"
+    write_benchmark(bench, "kfed_table2/kfed/table2/z100_k1_ifca.tsv", 540.0, 3100.0, 530.0)
+    write_benchmark(bench, "coreset_setting/coreset/kmeans/msd_mixture/n100/grid_uniform.tsv",
+                    900.0, 1200.0, 890.0)
+    write_benchmark(bench, "prepare_dataset/data/prepare_mnist.tsv", 30.0, 400.0, 29.0)
+    write_benchmark(bench, "reproduction/reproduction.tsv", 1.0, 100.0, 1.0)
+    (root / "figures").mkdir()
+    rng = np.random.default_rng(0)
+    names = [f"{paper}_{name}.png" for paper, names in figure_names(config).items()
+             for name in names]
+    for name in names:
+        pixels = rng.random((60, 80, 3)) if noisy_pngs else np.full((60, 80, 3), 0.5)
+        image.imsave(root / "figures" / name, pixels)
+    return {"names": names, "statuses": statuses}
+
+
+def publish(run, dest, **kwargs):
+    return publish_report(run, dest, profile="paper", commit="abc1234", date="2026-11-25",
+                          machine="a machine, 2 cores", cores=2, wall_seconds=7200.0,
+                          **kwargs)
+
+
+def test_a_run_is_published_with_its_provenance_counts_costs_and_figures(tmp_path):
+    made = fake_run(tmp_path / "run")
+    dest = tmp_path / "docs" / "paper-profile"
+    provenance = publish(tmp_path / "run", dest)
+    counts = {v: made["statuses"].count(v) for v in VERDICTS}
+    assert provenance["verdicts"] == counts
+    assert yaml.safe_load((dest / "provenance.yaml").read_text()) == provenance
+    assert (provenance["wall_minutes"], provenance["jobs"], provenance["peak_rss_mb"]) == \
+        (120.0, 4, 3100.0)
+    readme = (dest / "README.md").read_text()
+    head = readme.splitlines()[:6]
+    assert any("abc1234" in line and "2026-11-25" in line and "120.0 min" in line
+               for line in head)
+    assert counts_line(counts) in readme and counts_line(counts).startswith("5 rows: **2 pass**")
+    # the time per paper: k-FED 9 min, the coreset 15 min, the shared data apart
+    assert "| k-FED (Dennis, Li & Smith, ICML 2021) | 1 | 9.0 | 9.0 | 3,100 |" in readme
+    assert "| Data sets: fetch, decode, prepare, embed (shared) | 1 | 0.5 | 0.5 | 400 |" in readme
+    # every figure, with the caption the registry renders from the run's config
+    assert sorted(p.name for p in (dest / "figures").glob("*.png")) == sorted(made["names"])
+    assert all(f"(figures/{name})" in readme for name in made["names"])
+    assert "k-FED (Dennis, Li & Smith, ICML 2021), Figure 1: accuracy" in readme
+    assert (dest / "reproduction.csv").read_bytes() == \
+        (tmp_path / "run" / "results" / "reproduction.csv").read_bytes()
+    assert "| kfed_table2 | 1 | 540.0 |" in (dest / "rules.md").read_text()
+    # published again: replaced whole, nothing half-written left beside it
+    publish(tmp_path / "run", dest)
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["paper-profile"]
+
+
+def test_figures_over_the_budget_get_a_palette_or_are_refused(tmp_path):
+    made = fake_run(tmp_path / "run", noisy_pngs=True)
+    sizes = [p.stat().st_size for p in (tmp_path / "run" / "figures").glob("*.png")]
+    dest = tmp_path / "out"
+    publish(tmp_path / "run", dest, png_budget=sum(sizes) - 1)  # over by a byte: a palette
+    published = sum(p.stat().st_size for p in (dest / "figures").glob("*.png"))
+    assert published < sum(sizes) and len(list((dest / "figures").glob("*.png"))) == \
+        len(made["names"])
+    with pytest.raises(ValueError, match=r"even with a palette: over the budget of 1,000"):
+        publish(tmp_path / "run", tmp_path / "refused", png_budget=1000)
+    assert not (tmp_path / "refused").exists()
+
+
+def test_an_unfinished_run_is_named(tmp_path):
+    (tmp_path / "run" / "results").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match=r"reproduction.csv: the run has no "
+                                                r"reproduction report \(did it finish\?\)"):
+        publish(tmp_path / "run", tmp_path / "out")
+
+
+def test_job_time_is_summed_per_paper_with_shared_data_and_the_report_apart():
+    jobs = pd.DataFrame({"job": ["kfed/a", "kfed/b", "data/prepare_mnist", "reproduction"],
+                         "seconds": [60.0, 120.0, 30.0, 1.0],
+                         "peak_rss_mb": [100.0, 300.0, 50.0, np.nan]})
+    costs = per_part_costs(jobs).set_index("part")
+    assert list(costs.index) == ["kfed", "data", "report"]
+    assert (costs.loc["kfed", "jobs"], costs.loc["kfed", "job_minutes"],
+            costs.loc["kfed", "longest_minutes"], costs.loc["kfed", "peak_rss_mb"]) == \
+        (2, 3.0, 2.0, 300.0)

@@ -47,14 +47,23 @@ from fedclust.metrics import clustering_accuracy  # noqa: E402
 OUT = Path(__file__).resolve().parent / "results"
 
 
-def best_time(fn, repeat):
-    fn()  # warm up: compiled kernels, caches
-    times = []
+def best_of(fn, repeat, *, clock=time.perf_counter, warm_up=True):
+    """The best time of ``repeat`` calls of ``fn`` on ``clock`` (wall time, or
+    ``time.process_time`` for CPU time robust to other processes), after one untimed warm-up
+    call (compiled kernels, caches) unless ``warm_up=False`` (a call of minutes), and the last
+    call's result."""
+    out = fn() if warm_up else None
+    best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        start = clock()
+        out = fn()
+        best = min(best, clock() - start)
+    return best, out
+
+
+def best_time(fn, repeat):
+    """Best wall time of ``repeat`` calls after a warm-up (:func:`best_of`)."""
+    return best_of(fn, repeat)[0]
 
 
 def case_assign(rng, repeat):

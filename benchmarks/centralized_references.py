@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +43,7 @@ from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import best_of, machine  # noqa: E402
 
 from fedclust import DistributedCoreset  # noqa: E402
 from fedclust.centralized import best_kmeans  # noqa: E402
@@ -54,15 +53,6 @@ from fedclust.metrics import kmeans_cost  # noqa: E402
 from fedclust.seeding import kmeans_plusplus  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
-
-
-def _best(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def ours(X, init, iterations):
@@ -138,21 +128,23 @@ def run(n_samples, iterations, repeat, threads, sites, coreset_size, seed=0):
                 rows.append({"method": name, "note": reason})
                 continue
             fn(X[:20_000], init, 2)  # warm-up: compilation, library loading
-            seconds, (centers, n_iter) = _best(lambda fn=fn: fn(X, init, iterations), repeat)
+            seconds, (centers, n_iter) = best_of(lambda fn=fn: fn(X, init, iterations),
+                                                 repeat, warm_up=False)
             rows.append({"method": name, "iterations": int(n_iter), "seconds": seconds,
                          "seconds_per_iteration": seconds / max(int(n_iter), 1),
                          "cost": kmeans_cost(X.astype(np.float64), centers)})
             print(rows[-1], flush=True)
-        seconds, solved = _best(lambda: best_kmeans(X, k, range(5), max_iter=100), 1)
+        seconds, solved = best_of(lambda: best_kmeans(X, k, range(5), max_iter=100), 1,
+                                  warm_up=False)
         rows.append({"method": "best_kmeans, 5 restarts to convergence (the coreset "
                      "figures' baseline)", "iterations": np.nan, "seconds": seconds,
                      "seconds_per_iteration": np.nan, "reference": True,
                      "cost": kmeans_cost(X.astype(np.float64), solved.centers)})
         print(rows[-1], flush=True)
         devices = np.random.default_rng(seed).integers(sites, size=len(X))
-        seconds, km = _best(lambda: DistributedCoreset(k, coreset_size, n_init=5, max_iter=100,
-                                                       random_state=seed).fit(X, devices),
-                            repeat)
+        seconds, km = best_of(lambda: DistributedCoreset(k, coreset_size, n_init=5,
+                                                         max_iter=100, random_state=seed)
+                              .fit(X, devices), repeat, warm_up=False)
         rows.append({"method": f"DistributedCoreset (star, {sites} sites, t={coreset_size})",
                      "iterations": np.nan, "seconds": seconds,
                      "seconds_per_iteration": np.nan,

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch.func import functional_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import best_of, machine  # noqa: E402
 
 from fedclust.fl.data import DeviceStore  # noqa: E402
 from fedclust.fl.models import MLP, CharLSTM  # noqa: E402
@@ -71,13 +71,7 @@ def _loop_step(model, stacked_params, store, segments, batch_size, generator, lr
 
 def _cpu_best(fn, repeat):
     """Best CPU time of ``repeat`` calls after one warm-up call."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
+    return best_of(fn, repeat, clock=time.process_time)[0]
 
 
 def _without_fused(model):

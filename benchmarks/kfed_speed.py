@@ -27,7 +27,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import best_of, machine  # noqa: E402
 
 from fedclust import KFed, structured_partition  # noqa: E402
 from fedclust.data import make_separated_mixture  # noqa: E402
@@ -36,16 +36,6 @@ from fedclust.metrics import clustering_accuracy  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 K, D, K_PRIME, DEVICES, PER_DEVICE = 100, 100, 10, 1000, 500
-
-
-def _cpu_best(fn, repeat):
-    out = fn()  # warm-up: compiled kernels, caches
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - start)
-    return best, out
 
 
 def main(argv=None):
@@ -80,7 +70,7 @@ def main(argv=None):
     table = []
     with threadpool_limits(1):
         for name, fn in methods.items():
-            seconds, labels = _cpu_best(fn, args.repeat)
+            seconds, labels = best_of(fn, args.repeat, clock=time.process_time)
             table.append({"method": name, "cpu_seconds": seconds,
                           "accuracy": clustering_accuracy(mix.labels, labels)})
             print(table[-1], flush=True)

@@ -355,7 +355,7 @@ def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
             continue
         level = _level_federation(inputs)
         leaves = set() if leaf_local is None else {
-            node for node, _, _ in inputs if node in position and node in leaf_nodes}
+            node for node, _, _ in inputs if node in leaf_nodes}
         if leaves:
             rest = [entry for entry in inputs if entry[0] not in leaves]
             sub = _level_federation(rest) if rest else None

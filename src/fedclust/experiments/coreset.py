@@ -261,9 +261,8 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                   "tree_height": tree.height, "theoretical_size": theoretical}
         baseline_cost = float(base[run])
 
-        def record(algorithm, net, t, coreset, comm, points, result, common=common,
+        def record(algorithm, net, t, coreset, comm, points, cost, common=common,
                    baseline_cost=baseline_cost):
-            cost = global_cost(X, result.centers, objective)
             bound = theoretical_communication(theoretical, net, n_edges=common["n_edges"],
                                               tree_height=common["tree_height"])
             rows.append({**common, "algorithm": algorithm, "network": net, "coreset_size": t,
@@ -285,6 +284,8 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                                 _seeds(seed, settings["n_init"], algorithm, f"t={t}"),
                                 settings, objective)
                 sizes = coreset.portion_sizes(federation.n_devices)
+                # one solution, one cost on the global data, whichever network carried it
+                cost = global_cost(X, result.centers, objective)
                 # COMBINE shares no costs; the distributed coreset on the tree sends its
                 # portions to the root alone (Theorem 3), its solution stays there
                 for net in (("graph", "tree") if algorithm == "distributed" else ("graph",)):
@@ -292,7 +293,7 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                     comm, points = _communication(
                         routes[net], sizes, d, X.itemsize,
                         costs_network=shared if algorithm == "distributed" else None, ids=ids)
-                    record(algorithm, net, t, coreset, comm, points, result)
+                    record(algorithm, net, t, coreset, comm, points, cost)
         if not zhang:
             continue
         for t in settings["zhang_coreset_sizes"]:
@@ -305,7 +306,8 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
             result = _solve(coreset.points, coreset.weights, k,
                             _seeds(seed, settings["n_init"], "zhang", f"t={t}"), settings,
                             objective)
-            record("zhang", "tree", t, coreset, comm, comm["points_transmitted"], result)
+            record("zhang", "tree", t, coreset, comm, comm["points_transmitted"],
+                   global_cost(X, result.centers, objective))
     return tidy(rows, SETTING_IDS)
 
 

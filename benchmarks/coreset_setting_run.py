@@ -1,8 +1,10 @@
-"""One run of one paper-profile setting of the coreset figures, timed for several source trees.
+"""One run of one paper-profile partition of the coreset figures, timed for several source trees.
 
 The unit of the coreset grid at paper scale (config/config.yaml: the mixture of
 YearPredictionMSD's shape, 515,345 x 90, k = 50, 100 sites, five coreset sizes for the
-distributed coreset and COMBINE, five for Zhang et al., 5 restarts per solve) and of its
+distributed coreset and COMBINE, five for Zhang et al., 5 restarts per solve; one run of the
+uniform partition on the paper's three graphs, which a tree that shares the graph-free draws
+computes in one call and an older tree in one call per graph) and of its
 baseline (5 restarts of k-means++ and Lloyd on the whole mixture), timed in one sitting for
 each ``--src`` tree given (e.g. a worktree of an earlier commit against this one), alternating
 between the trees ``--repeat`` times; CPU seconds of the child process, one thread.
@@ -33,7 +35,7 @@ OUT = REPO / "benchmarks" / "results"
 
 # run in a child process per tree, so that each imports its own fedclust
 CHILD = r"""
-import json, sys, time, yaml
+import inspect, json, sys, time, yaml
 import numpy as np, pandas as pd
 from fedclust.experiments import coreset as ce
 from fedclust.pipeline.coreset import job_settings
@@ -42,10 +44,15 @@ settings = job_settings(config, "msd_mixture")
 X, _, _ = ce.load_data("msd_mixture", None, settings, base_seed=config["seed"])
 baseline = pd.DataFrame({"run": [0], "metric": ["baseline_cost"], "value": [1.0]})
 out = {"dtype": str(X.dtype)}
+graphs = ["erdos_renyi", "grid", "preferential_attachment"]
+common = dict(dataset="msd_mixture", objective="kmeans", n_sites=100, partition="uniform",
+              runs=1, base_seed=config["seed"], baseline=baseline, show_progress=False)
 start = time.process_time()
-ce.setting_runs(X, 50, settings, dataset="msd_mixture", objective="kmeans",
-                graph="erdos_renyi", n_sites=100, partition="uniform", runs=1,
-                base_seed=config["seed"], baseline=baseline, show_progress=False)
+if "graphs" in inspect.signature(ce.setting_runs).parameters:  # one call for the graphs
+    ce.setting_runs(X, 50, settings, graphs=graphs, **common)
+else:  # a tree with one job per graph
+    for graph in graphs:
+        ce.setting_runs(X, 50, settings, graph=graph, **common)
 out["setting_run_s"] = time.process_time() - start
 start = time.process_time()
 ce.baseline_runs(X, 50, settings, dataset="msd_mixture", objective="kmeans",
@@ -81,15 +88,17 @@ def main(argv=None):
     OUT.mkdir(exist_ok=True)
     table.to_csv(OUT / "coreset_setting_run.csv", index=False)
     best = table.groupby("label", sort=False)[["setting_run_s", "baseline_run_s"]].min()
-    lines = ["# One run of one coreset setting at paper scale, before and after", "",
+    lines = ["# One run of one coreset partition (three graphs) at paper scale, before and after",
+             "",
              f"Machine: {machine()}, one thread, CPU seconds of a child process, best of "
-             f"{args.repeat} alternating runs. Setting: Erdős–Rényi, uniform partition, 100 "
-             f"sites, the paper profile's config/config.yaml (one run); baseline: one run of 5 "
+             f"{args.repeat} alternating runs. Setting: the uniform partition on Erdős–Rényi, grid "
+             f"and preferential attachment, 100 sites, the paper profile's config/config.yaml "
+             f"(one run); baseline: one run of 5 "
              f"restarts on the whole mixture. Command: `python "
              f"benchmarks/coreset_setting_run.py --src {' '.join(map(str, args.src))} "
-             f"--labels {' '.join(map(shlex.quote, args.labels))}` (the machine shared with a "
-             f"paper-profile run: compare within this table).", "",
-             "| tree | data dtype | one setting run (s) | one baseline run (s) |",
+             f"--labels {' '.join(map(shlex.quote, args.labels))}` (compare within this table: "
+             f"the trees ran alternately in one sitting).", "",
+             "| tree | data dtype | one run on three graphs (s) | one baseline run (s) |",
              "|---|---|---|---|"]
     dtypes = table.groupby("label", sort=False)["dtype"].first()
     for label, r in best.iterrows():

@@ -36,11 +36,12 @@ def blobs(n=1200, seed=0):
     return centers[labels] + rng.standard_normal((n, 3))
 
 
-def run(X, graph="grid", partition="uniform", runs=2, **overrides):
+def run(X, graph="grid", partition="uniform", runs=2, graphs=None, **overrides):
     settings = {**SETTINGS, **overrides}
     base = baseline_runs(X, 4, settings, dataset="toy", objective="kmeans", base_seed=0,
                          runs=runs, show_progress=False)
-    return setting_runs(X, 4, settings, dataset="toy", objective="kmeans", graph=graph,
+    return setting_runs(X, 4, settings, dataset="toy", objective="kmeans",
+                        graphs=[graph] if graphs is None else graphs,
                         n_sites=9, partition=partition, runs=runs, base_seed=0, baseline=base,
                         show_progress=False)
 
@@ -108,6 +109,32 @@ def test_setting_rows_ratios_and_exact_communication():
         4, 3, 9, epsilon=0.1, delta=0.1)).all()
 
 
+def test_graphs_share_a_runs_draws_unless_the_partition_uses_the_graph():
+    X = blobs(600)
+    graphs = ["grid", "erdos_renyi"]
+    keys = ["run", "algorithm", "network", "coreset_size"]
+
+    def by_graph(table, graph):
+        rows = table[(table.graph == graph) & (table.algorithm != "zhang")]
+        return rows.set_index(keys).sort_index()
+
+    shared = wide_runs(run(X, partition="uniform", graphs=graphs))
+    grid, er = by_graph(shared, "grid"), by_graph(shared, "erdos_renyi")
+    # the same coresets and solutions, carried over different graphs
+    np.testing.assert_array_equal(grid.cost, er.cost)
+    np.testing.assert_array_equal(grid.coreset_points, er.coreset_points)
+    assert (grid.points_transmitted != er.points_transmitted).any()
+    # the graphs of a run are those of the graph run alone, and so are their costs
+    alone = by_graph(wide_runs(run(X, graph="erdos_renyi", partition="uniform")),
+                     "erdos_renyi")
+    pd.testing.assert_frame_equal(er.drop(columns="seed"), alone.drop(columns="seed"))
+    # the degree partition draws on every graph again: other coresets
+    degree = wide_runs(run(X, partition="degree", graphs=graphs))
+    assert (by_graph(degree, "grid").cost != by_graph(degree, "erdos_renyi").cost).any()
+    with pytest.raises(ValueError, match="graphs must name"):
+        run(X, graphs=[])
+
+
 def test_a_new_coreset_size_changes_no_other_number():
     X = blobs()
     one = run(X, partition="weighted", coreset_sizes=[60])
@@ -129,7 +156,7 @@ def test_baseline_runs_do_not_depend_on_their_number():
     assert baseline_cost(alone)[2] == baseline_cost(three)[2]
     assert set(alone.run) == {2}
     with pytest.raises(ValueError, match="lacks runs"):
-        setting_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", graph="grid",
+        setting_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", graphs=["grid"],
                      n_sites=9, partition="uniform", runs=2, base_seed=0, baseline=one,
                      show_progress=False)
 
@@ -140,7 +167,7 @@ def test_kmedian_setting_uses_distances():
     base = baseline_runs(X, 4, settings, dataset="toy", objective="kmedian", base_seed=0,
                          runs=1, show_progress=False)
     table = wide_runs(setting_runs(X, 4, settings, dataset="toy", objective="kmedian",
-                                   graph="grid", n_sites=9, partition="degree", runs=1,
+                                   graphs=["grid"], n_sites=9, partition="degree", runs=1,
                                    base_seed=0, baseline=base, show_progress=False))
     assert (table.objective == "kmedian").all()
     assert table.cost_ratio.between(0.95, 1.1).all()

@@ -404,3 +404,82 @@ def test_objective_is_validated(rng):
                         objective="median")
     # the default stays k-means
     assert lloyd(X, X[:2]).objective == "kmeans"
+
+
+def _cycling(seed):
+    """Rows with negative weights (as a distributed coreset's centers have) on which Lloyd
+    falls into a cycle of its centers (seed 0: k-means from iteration 14 with period 2,
+    k-median from 28 with period 6) instead of converging."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((300, 2))
+    return X, rng.uniform(-0.6, 1.5, 300), X[rng.choice(300, 6, replace=False)]
+
+
+@pytest.mark.parametrize("objective", ["kmeans", "kmedian"])
+@pytest.mark.parametrize("max_iter", [200, 201, 203])
+def test_a_cycling_run_stops_early_with_the_result_of_max_iter(monkeypatch, objective,
+                                                               max_iter):
+    X, w, init = _cycling(0)
+    # with on_iteration every iteration runs (its callback sees them all)
+    full = lloyd(X, init, weights=w, max_iter=max_iter, objective=objective,
+                 on_iteration=lambda *args: None)
+    passes = []
+    real_pass = kernel._run_pass
+    monkeypatch.setattr(kernel, "_run_pass", lambda *a, **kw: passes.append(1) or
+                        real_pass(*a, **kw))
+    short = lloyd(X, init, weights=w, max_iter=max_iter, objective=objective)
+    assert not full.converged and full.n_iter == max_iter
+    assert (short.n_iter, short.converged) == (full.n_iter, full.converged)
+    for name in ("centers", "labels", "sq_distances", "cluster_weights"):
+        np.testing.assert_array_equal(getattr(short, name), getattr(full, name))
+    # the cycle is entered by iteration 28 and is at most 6 long: far fewer passes
+    assert len(passes) <= 28 + 2 * 6 + 1
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_elkan_runs_the_same_iterations_as_lloyd(rng, weighted):
+    X, _, _ = make_blobs(rng, n_clusters=8, per_cluster=60, n_features=5, spread=3.0)
+    w = rng.uniform(0.2, 2.0, len(X)) if weighted else None
+    init = X[rng.choice(len(X), 8, replace=False)]
+    traces = {}
+    for algorithm in ("lloyd", "elkan"):
+        trace = traces[algorithm] = []
+        result = lloyd(X, init, weights=w, algorithm=algorithm, on_iteration=lambda t, c, lab,
+                       sq, trace=trace: trace.append((c.copy(), lab.copy(), sq.sum())))
+        traces[algorithm + " result"] = result
+    assert len(traces["lloyd"]) == len(traces["elkan"]) > 3
+    for (c_l, lab_l, sq_l), (c_e, lab_e, sq_e) in zip(traces["lloyd"], traces["elkan"],
+                                                      strict=True):
+        np.testing.assert_allclose(c_e, c_l, rtol=1e-12)
+        np.testing.assert_array_equal(lab_e, lab_l)
+        # every Elkan assignment is the nearest center, by an independent computation
+        np.testing.assert_array_equal(lab_e, brute_force_assign(X, c_e)[0])
+        assert sq_e == pytest.approx(sq_l, rel=1e-10)
+    lloyd_result, elkan = traces["lloyd result"], traces["elkan result"]
+    assert elkan.converged and elkan.n_iter == lloyd_result.n_iter
+    np.testing.assert_allclose(elkan.cluster_weights, lloyd_result.cluster_weights)
+    assert elkan.inertia == pytest.approx(lloyd_result.inertia, rel=1e-10)
+
+
+def test_elkan_on_negative_weights_matches_a_brute_force_lloyd():
+    X, w, init = _cycling(3)
+    centers = init.copy()
+    for _ in range(12):  # Lloyd by hand: nearest center, weighted mean where the weight > 0
+        labels = brute_force_assign(X, centers)[0]
+        totals = np.bincount(labels, weights=w, minlength=6)
+        sums = np.stack([np.bincount(labels, weights=w * X[:, f], minlength=6)
+                         for f in range(2)], axis=1)
+        centers = np.where(totals[:, None] > 0, sums / np.where(totals > 0, totals, 1)[:, None],
+                           centers)
+    labels = brute_force_assign(X, centers)[0]
+    result = lloyd(X, init, weights=w, max_iter=12, algorithm="elkan")
+    np.testing.assert_allclose(result.centers, centers, rtol=1e-12)
+    np.testing.assert_array_equal(result.labels, labels)
+
+
+def test_elkan_is_kmeans_only_and_the_algorithm_is_validated(rng):
+    X = rng.standard_normal((20, 2))
+    with pytest.raises(ValueError, match="k-means only"):
+        lloyd(X, X[:2], algorithm="elkan", objective="kmedian")
+    with pytest.raises(ValueError, match="algorithm"):
+        lloyd(X, X[:2], algorithm="hamerly")

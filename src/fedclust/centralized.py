@@ -20,7 +20,8 @@ __all__ = ["best_kmeans"]
 
 
 def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
-                max_iter: int = 300, objective: str = "kmeans") -> LloydResult:
+                max_iter: int = 300, objective: str = "kmeans",
+                algorithm: str = "lloyd") -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
 
     Parameters
@@ -36,6 +37,9 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     objective : {"kmeans", "kmedian"}, default="kmeans"
         ``"kmedian"``: ``D`` seeding (``power=1``), k-median Lloyd, and the restart of lowest
         weighted k-median cost ``sum_i w_i ||x_i - c(x_i)||`` is kept.
+    algorithm : {"lloyd", "elkan"}, default="lloyd"
+        The assignment step of every Lloyd run (:func:`fedclust.lloyd.lloyd`; ``"elkan"`` is
+        k-means only).
 
     Returns
     -------
@@ -64,7 +68,8 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     for seed in seeds:
         init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
                                   random_state=seed, power=power)
-        result = lloyd(X, init, weights=sample_weight, max_iter=max_iter, objective=objective)
+        result = lloyd(X, init, weights=sample_weight, max_iter=max_iter, objective=objective,
+                       algorithm=algorithm)
         if best is None or result.inertia < best.inertia:
             best = result
     return best

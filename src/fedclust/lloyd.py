@@ -57,11 +57,13 @@ Conventions
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 from numba import njit, prange
+from scipy.spatial.distance import cdist
 from threadpoolctl import ThreadpoolController
 
 from ._validation import check_choice
@@ -113,6 +115,11 @@ _WEISZFELD_STEPS = 5
 # rows closer to a center than this many float ulps of the data's largest row norm are on it
 # (Vardi & Zhang's step); below it a distance is rounding noise of the coordinates
 _COINCIDENT_ULPS = 4
+# rows per task of the sums that Elkan's path and the Weiszfeld steps take outside the pass: a
+# fixed cut of the rows, so that the sums (and the centers) do not depend on the threads
+_SUM_TASK_ROWS = 65536
+# row ranges of a Weiszfeld step's sums, at most
+_WEISZFELD_TASKS = 8
 
 _controller: ThreadpoolController | None = None
 
@@ -310,6 +317,103 @@ def _labelled_kernel(X, centers, labels, out):  # pragma: no cover (compiled; te
         out[i] = acc
 
 
+@njit(inline="always", fastmath=_FASTMATH)
+def _row_distance(X, i, centers, j):  # pragma: no cover (compiled)
+    acc = 0.0
+    for f in range(X.shape[1]):
+        diff = np.float64(X[i, f]) - centers[j, f]
+        acc += diff * diff
+    return np.sqrt(acc)
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _elkan_start_kernel(X, centers, labels, upper, lower):  # pragma: no cover (compiled)
+    """Every row's distance to every center (float64, from the differences): the exact
+    bounds Elkan's iterations start from."""
+    k = centers.shape[0]
+    for i in prange(X.shape[0]):
+        best, nearest = np.inf, 0
+        for j in range(k):
+            dist = _row_distance(X, i, centers, j)
+            lower[i, j] = dist
+            if dist < best:
+                best, nearest = dist, j
+        labels[i] = nearest
+        upper[i] = best
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _elkan_kernel(X, centers, half_gap, reach, shift, drift, labels, upper,
+                  lower):  # pragma: no cover (compiled)
+    """One of Elkan's (2003) assignment steps after center ``j`` moved by ``shift[j]``.
+
+    A row keeps an upper bound ``upper[i]`` on the distance to its center ``a`` and a lower
+    bound on the distance to every other center ``j``, stored as ``lower[i, j] - drift[j]``
+    with ``drift[j]`` the distance center ``j`` has moved in all (so a move costs no pass over
+    the ``n x k`` bounds). Center ``j`` is a candidate only if both its lower bound and half the
+    distance between the two centers (``half_gap[a, j]``, infinite on the diagonal) are below
+    the row's upper bound; ``reach[a]``, the smallest ``half_gap[a, :]``, settles most rows
+    at once. Only candidates' distances are computed (after the upper bound is made exact)."""
+    k = centers.shape[0]
+    for i in prange(X.shape[0]):
+        a = labels[i]
+        u = upper[i] + shift[a]
+        if u > reach[a]:
+            candidates = 0
+            for j in range(k):  # branch-free, so that it vectorizes
+                candidates += (lower[i, j] - drift[j] < u) & (half_gap[a, j] < u)
+            if candidates:
+                u = _row_distance(X, i, centers, a)
+                lower[i, a] = u + drift[a]
+                candidates = 0  # again with the exact distance: most rows have none left
+                for j in range(k):
+                    candidates += (lower[i, j] - drift[j] < u) & (half_gap[a, j] < u)
+                if candidates:
+                    nearest = a
+                    for j in range(k):
+                        if lower[i, j] - drift[j] < u and half_gap[nearest, j] < u:
+                            dist = _row_distance(X, i, centers, j)
+                            lower[i, j] = dist + drift[j]
+                            if dist < u:
+                                nearest, u = j, dist
+                    a = nearest
+        labels[i] = a
+        upper[i] = u
+
+
+@njit(parallel=True, cache=True, fastmath=_FASTMATH)
+def _weiszfeld_sums_kernel(X, centers, segments, w, weighted, eps, sq, use_sq, task_bounds,
+                           part_sums, part_tot, part_eta):  # pragma: no cover (compiled)
+    """One Weiszfeld step's sums in one pass over the rows: the distance of every row to its
+    segment's center (``sq`` when ``use_sq``, else from the differences as
+    :func:`_labelled_kernel`), then, off the center (distance > ``eps``), its pull
+    ``w_i / ||x_i - c||`` into the segment's total and pulled sum, on it its weight into
+    ``eta``; float64 partials per task of ``task_bounds``."""
+    d = X.shape[1]
+    for t in prange(len(task_bounds) - 1):
+        for row in range(task_bounds[t], task_bounds[t + 1]):
+            seg = segments[row]
+            x = X[row]
+            if use_sq:
+                acc = sq[row]
+            else:
+                c = centers[seg]
+                acc = 0.0
+                for f in range(d):
+                    diff = x[f] - c[f]
+                    acc += diff * diff
+            dist = np.sqrt(acc)
+            wi = w[row] if weighted else 1.0
+            if dist > eps:
+                pull = wi / dist
+                part_tot[t, seg] += pull
+                into = part_sums[t, seg]
+                for f in range(d):
+                    into[f] += pull * x[f]
+            else:
+                part_eta[t, seg] += wi
+
+
 @dataclass(frozen=True)
 class _Plan:
     """How a pass deals rows to blocks and blocks to tasks.
@@ -464,6 +568,43 @@ def _means(sums: np.ndarray, totals: np.ndarray, previous: np.ndarray) -> np.nda
     return centers.reshape(previous.shape)
 
 
+class _Cycle:
+    """Where a Lloyd run that has entered a cycle can stop with the result of ``max_iter``.
+
+    A Lloyd iteration's next centers are a function of its centers alone (the rows' nearest
+    centers under them, then the update from those labels and, for clusters of weight <= 0,
+    the centers kept), and the kernel's passes are deterministic. So once the centers of
+    iteration ``n`` equal, bit for bit, those of an earlier iteration ``j``, the run repeats
+    itself with period ``p = n - j`` and never converges (a period of 1 is convergence, which
+    the label test catches first), and iteration ``max_iter`` has the centers of iteration
+    ``n + (max_iter - n) % p``: the run stops there with exactly the result that running on to
+    ``max_iter`` would give. With negative weights (a distributed coreset's centers) most
+    runs end in such a cycle and would otherwise spend their remaining iterations in it.
+
+    Centers are compared by a 128-bit BLAKE2b digest of their bytes (a false match has
+    probability about ``max_iter**2 / 2**129``); only the digests are kept.
+    """
+
+    def __init__(self, max_iter: int, centers: np.ndarray):
+        self.max_iter = max_iter
+        self.end = None
+        self.seen = {self._digest(centers): 0}
+
+    @staticmethod
+    def _digest(centers: np.ndarray) -> bytes:
+        return hashlib.blake2b(np.ascontiguousarray(centers).data, digest_size=16).digest()
+
+    def at_end(self, n_iter: int, centers: np.ndarray) -> bool:
+        """Whether iteration ``n_iter``, whose centers are ``centers``, has the state that
+        iteration ``max_iter`` would have."""
+        if self.end is None:
+            key = self._digest(centers)
+            first = self.seen.setdefault(key, n_iter)
+            if first != n_iter:
+                self.end = n_iter + (self.max_iter - n_iter) % (n_iter - first)
+        return self.end == n_iter
+
+
 _OBJECTIVES = ("kmeans", "kmedian")
 
 
@@ -484,19 +625,23 @@ def _weiszfeld(X, segments, centers, weights, eps: float, n_steps: int,
     every center of ``centers`` (flat, ``(n_segments, d)``, ``X``'s dtype) towards the
     weighted geometric median of the rows of its segment; see :func:`update_medians`.
     ``sq``: :func:`sq_distances_to` of ``centers``, when the caller has it already."""
-    n_segments = centers.shape[0]
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    n_segments, d = centers.shape
+    n = X.shape[0]
+    w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64)
+    segments = np.asarray(segments, dtype=np.int64)
+    # a fixed cut of the rows (not one per thread): the sums do not depend on the threads
+    n_tasks = min(_WEISZFELD_TASKS, max(1, -(-n // _SUM_TASK_ROWS)))
+    bounds = (n * np.arange(n_tasks + 1) // n_tasks).astype(np.int64)
+    given = np.empty(0) if sq is None else np.asarray(sq, dtype=np.float64)
     for i in range(n_steps):
-        dist = np.sqrt(sq if i == 0 and sq is not None else
-                       sq_distances_to(X, centers, segments))
-        off = dist > eps
-        # Weiszfeld's weights w_i / ||x_i - c|| for the rows off the center; 0 on it
-        pull = np.divide(1.0 if w is None else w, dist, out=np.zeros_like(dist), where=off)
-        sums, totals = segment_sums(X, segments, n_segments, pull)
-        sums, totals = sums.astype(np.float64), totals.astype(np.float64)
-        on = ~off
-        eta = np.bincount(segments[on], weights=None if w is None else w[on],
-                          minlength=n_segments)
+        part_sums = np.zeros((n_tasks, n_segments, d))
+        part_tot, part_eta = np.zeros((n_tasks, n_segments)), np.zeros((n_tasks, n_segments))
+        # one pass: every row's distance to its center, its pull w_i / ||x_i - c|| (rows off
+        # the center) or its weight in eta (rows on it), and the pulled sums
+        _weiszfeld_sums_kernel(X, np.ascontiguousarray(centers, dtype=X.dtype), segments, w,
+                               weights is not None, eps, given, i == 0 and sq is not None,
+                               bounds, part_sums, part_tot, part_eta)
+        sums, totals, eta = part_sums.sum(axis=0), part_tot.sum(axis=0), part_eta.sum(axis=0)
         c = centers.astype(np.float64)
         moving = totals > 0.0  # else (empty, or a denominator <= 0) the center stays
         target = np.divide(sums, totals[:, None], out=c.copy(), where=moving[:, None])
@@ -652,16 +797,24 @@ def segment_sums(X: np.ndarray, segments: np.ndarray, n_segments: int,
     """
     X = _floating(X)
     n, d = X.shape
-    segments = np.asarray(segments, dtype=np.int64)
     # one partial per task; with many segments, fewer tasks keep the partials small
     n_tasks = max(1, min(numba.get_num_threads(), n // _BLOCK_ROWS,
                          2**24 // max(n_segments * (d + 1), 1)))
+    sums, totals = _segment_sums64(X, segments, n_segments, weights, n_tasks)
+    return sums.astype(X.dtype), totals.astype(X.dtype)
+
+
+def _segment_sums64(X, segments, n_segments: int, weights, n_tasks: int):
+    """:func:`segment_sums` in float64, over ``n_tasks`` equal row ranges (the order in which
+    rows are added depends on ``n_tasks`` only)."""
+    n, d = X.shape
     bounds = (n * np.arange(n_tasks + 1) // n_tasks).astype(np.int64)
     part_sums = np.zeros((n_tasks, n_segments, d))
     part_tot = np.zeros((n_tasks, n_segments))
     w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64)
-    _segment_sums_kernel(X, w, weights is not None, segments, bounds, part_sums, part_tot)
-    return part_sums.sum(axis=0).astype(X.dtype), part_tot.sum(axis=0).astype(X.dtype)
+    _segment_sums_kernel(X, w, weights is not None, np.asarray(segments, dtype=np.int64),
+                         bounds, part_sums, part_tot)
+    return part_sums.sum(axis=0), part_tot.sum(axis=0)
 
 
 def update_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray,
@@ -770,7 +923,8 @@ class LloydResult:
 
 
 def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
-          max_iter: int = 300, on_iteration=None, objective: str = "kmeans") -> LloydResult:
+          max_iter: int = 300, on_iteration=None, objective: str = "kmeans",
+          algorithm: str = "lloyd") -> LloydResult:
     """Lloyd's algorithm from ``init``: alternate update and assignment steps.
 
     Every iteration is one pass of the kernel: the assignment to the current centers and the
@@ -794,6 +948,19 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
         ``_WEISZFELD_STEPS`` Weiszfeld steps towards the weighted geometric median of its rows
         (:func:`update_medians`) instead of to their mean; the cost is then
         ``sum_i w_i ||x_i - c(x_i)||``, which no iteration increases (positive weights).
+    algorithm : {"lloyd", "elkan"}, default="lloyd"
+        How the assignment step is computed (the iterations are the same; k-means only for
+        ``"elkan"``): ``"lloyd"``, the kernel's pass over every row and center;
+        ``"elkan"``, Elkan's (2003) triangle-inequality bounds, which compute a distance only
+        where the bounds cannot rule a center out (as scikit-learn's
+        ``KMeans(algorithm="elkan")``; it keeps an ``n x k`` float64 array of bounds). Many
+        times fewer distances once most centers settle; a near-tie may be broken the other
+        way (see :func:`_elkan_iterations`).
+
+    A run whose centers come back, bit for bit, to those of an earlier iteration without
+    converging repeats itself from there: without ``on_iteration`` it stops at the iteration
+    whose result equals that of iteration ``max_iter`` and reports ``n_iter = max_iter``
+    (see :class:`_Cycle`).
 
     Returns
     -------
@@ -815,9 +982,19 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     ([1.0, 10.0], 13.0)
     """
     _check_objective(objective)
+    check_choice(algorithm, "algorithm", {"lloyd", "elkan"})
     X = _floating(X)
     centers = np.array(init, dtype=X.dtype, copy=True)
     plan = _plan(np.array([0, X.shape[0]]))
+    if algorithm == "elkan":
+        if objective != "kmeans":
+            raise ValueError("algorithm='elkan' is k-means only (objective='kmeans'); got "
+                             f"objective={objective!r}")
+        centers, labels, sq, cluster_weights, n_iter, converged = _elkan_iterations(
+            X, centers, weights=weights, max_iter=max_iter, on_iteration=on_iteration)
+        return LloydResult(centers=centers, labels=labels, sq_distances=sq,
+                           cluster_weights=cluster_weights, n_iter=n_iter, converged=converged,
+                           weights=None if weights is None else np.asarray(weights))
     if objective == "kmedian":
         centers, labels, sq, n_iter, converged = _kmedian_iterations(
             X, centers[None], plan, None, weights=weights, max_iter=max_iter,
@@ -833,6 +1010,7 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
         on_iteration(0, centers, step.labels, step.sq)
     converged = False
     n_iter = 0
+    cycle = None if on_iteration is not None else _Cycle(max_iter, centers)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         centers = _means(step.sums, step.totals, centers)
         new = _run_pass(X, step.x_sq, centers[None], plan, weights=weights, sums=True)
@@ -843,9 +1021,69 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
         if same:
             converged = True
             break
+        if cycle is not None and cycle.at_end(n_iter, centers):
+            n_iter = max_iter
+            break
     return LloydResult(centers=centers, labels=step.labels, sq_distances=step.sq,
                        cluster_weights=step.totals, n_iter=n_iter, converged=converged,
                        weights=None if weights is None else np.asarray(weights))
+
+
+def _elkan_iterations(X, centers, *, weights, max_iter, on_iteration):
+    """The k-means iterations of :func:`lloyd` with Elkan's (2003) assignment step.
+
+    The same Lloyd iteration (assign every row to its nearest center, move every center to
+    the weighted mean of its rows, stop when no label changes or after ``max_iter`` updates),
+    with the assignment computed from bounds: a row keeps an upper bound on the distance to
+    its center and a lower bound on the distance to every other center, both moved by how far
+    the centers moved, and a distance is computed only where the bounds cannot decide. On a
+    distributed coreset's weighted solves (negative weights: most centers settle while a few
+    oscillate) about 3 % of the row-center distances need computing per iteration.
+
+    Distances come from the differences in float64, where the kernel's pass uses the GEMM
+    form in the data's dtype: a near-tie (within the GEMM form's rounding, about ``eps
+    ||x||^2``) may go the other way, and an exact tie goes to the current center rather than
+    the lowest index. Returns the centers, labels, squared distances (from the differences),
+    cluster weights, ``n_iter`` and whether it converged.
+    """
+    n, d = X.shape
+    k = centers.shape[0]
+    n_tasks = max(1, -(-n // _SUM_TASK_ROWS))
+    labels = np.empty(n, dtype=np.int64)
+    upper, lower = np.empty(n), np.empty((n, k), dtype=np.float32)
+    c64 = centers.astype(np.float64)
+    drift = np.zeros(k)
+    _elkan_start_kernel(X, c64, labels, upper, lower)
+    if on_iteration is not None:
+        on_iteration(0, centers, labels, sq_distances_to(X, centers, labels).astype(X.dtype))
+    cycle = None if on_iteration is not None else _Cycle(max_iter, centers)
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
+        sums, totals = _segment_sums64(X, labels, k, weights, n_tasks)
+        centers = _means(sums, totals, centers)
+        moved = centers.astype(np.float64)
+        shift = np.sqrt(((moved - c64) ** 2).sum(axis=1))
+        half_gap = 0.5 * cdist(moved, moved)
+        np.fill_diagonal(half_gap, np.inf)
+        drift += shift
+        previous = labels.copy()
+        _elkan_kernel(X, moved, half_gap, half_gap.min(axis=1), shift, drift, labels, upper,
+                      lower)
+        c64 = moved
+        if on_iteration is not None:
+            on_iteration(n_iter, centers, labels,
+                         sq_distances_to(X, centers, labels).astype(X.dtype))
+        if np.array_equal(labels, previous):
+            converged = True
+            break
+        if cycle is not None and cycle.at_end(n_iter, centers):
+            n_iter = max_iter
+            break
+    sq = sq_distances_to(X, centers, labels)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    cluster_weights = np.bincount(labels, weights=w, minlength=k).astype(np.float64)
+    return centers, labels, sq.astype(X.dtype), cluster_weights, n_iter, converged
 
 
 def _kmedian_iterations(X, centers, plan, base, *, center_mask=None, x_sq=None, weights=None,
@@ -876,6 +1114,7 @@ def _kmedian_iterations(X, centers, plan, base, *, center_mask=None, x_sq=None, 
         on_iteration(0, flat, step.labels, sq.astype(X.dtype, copy=False))
     converged = False
     n_iter = 0
+    cycle = None if on_iteration is not None else _Cycle(max_iter, flat)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
         # padding centers own no rows: the update keeps them
         flat = _weiszfeld(X, segments_of(step.labels), flat, weights, eps, _WEISZFELD_STEPS,
@@ -888,6 +1127,9 @@ def _kmedian_iterations(X, centers, plan, base, *, center_mask=None, x_sq=None, 
         step = new
         if same:
             converged = True
+            break
+        if cycle is not None and cycle.at_end(n_iter, flat):
+            n_iter = max_iter
             break
     return (flat.reshape(Z, k, d), step.labels, sq.astype(X.dtype, copy=False), n_iter,
             converged)

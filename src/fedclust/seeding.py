@@ -135,6 +135,10 @@ def _draw(cumulative, u):  # pragma: no cover (compiled)
     return min(i, len(cumulative) - 1)
 
 
+# rows per block of the candidates' dot products (their partial sums stay in L1 cache)
+_SEED_BLOCK = 256
+
+
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
 def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power,
                             rows):  # pragma: no cover (compiled; tested through its wrapper)
@@ -183,13 +187,21 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
                 cumulative = np.cumsum(wz)
             for t in range(trials):
                 cand[t] = _draw(cumulative, uniforms[z, c, t])
-            for t in range(trials):
-                dots = trial_d2[t]  # the candidate's dot products, then its distances
-                dots[:] = 0.0
+            # every candidate's dot products (then its distances) in trial_d2, all candidates at
+            # once block by block of rows (each sum still runs over the features in order, as
+            # with one candidate at a time over all rows: the same numbers)
+            trial_d2[:trials] = 0.0
+            for lo in range(0, n, _SEED_BLOCK):  # a block of rows stays in L1 over the features
+                hi = min(lo + _SEED_BLOCK, n)
                 for f in range(d):
-                    b = At[f, cand[t]]
-                    for i in range(n):
-                        dots[i] += At[f, i] * b
+                    row = At[f, lo:hi]
+                    for t in range(trials):
+                        b = At[f, cand[t]]
+                        dots = trial_d2[t, lo:hi]
+                        for i in range(hi - lo):
+                            dots[i] += row[i] * b
+            for t in range(trials):
+                dots = trial_d2[t]
                 pot = 0.0
                 if power == 2:  # the potential sum w D^2
                     for i in range(n):

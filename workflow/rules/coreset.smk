@@ -5,7 +5,6 @@
 wildcard_constraints:
     objective="kmeans|kmedian",
     cdata="|".join([*datasets.DATASETS, *datasets.SYNTHETIC]),
-    graph="|".join(coreset_pipeline.GRAPHS),
     partition="uniform|similarity|weighted|degree",
     sites=r"\d+",
     side=r"\d+",
@@ -36,19 +35,22 @@ rule coreset_baseline:
 
 
 rule coreset_setting:
-    """Figs 2-3 (or the k-median panel), one graph and partition: every run, every size."""
+    """Figs 2-3 (or the k-median panel), one partition on every graph of the panel: every
+    run, every size (a run's draws and solutions are shared by the graphs where the
+    partition does not depend on the graph)."""
     input:
         features=coreset_pipeline.features_input,
         baseline=lambda w: coreset_pipeline.baseline_parts(config, w.objective, w.cdata),
     output:
-        "results/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.csv",
+        "results/coreset/{objective}/{cdata}/n{sites}/{partition}.csv",
     params:
         settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
+        graphs=lambda w: coreset_pipeline.panel_graphs(config, w.objective),
         seed=config["seed"],
     log:
-        "results/logs/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.log",
+        "results/logs/coreset/{objective}/{cdata}/n{sites}/{partition}.log",
     benchmark:
-        "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{graph}_{partition}.tsv"
+        "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{partition}.tsv"
     threads: 1
     resources:
         mem_mb=4000,

@@ -1,4 +1,4 @@
-"""Distributed coresets, Figs 2-3 (or the k-median panel): one graph and partition -> tidy CSV."""
+"""Distributed coresets, Figs 2-3 (or the k-median panel): a partition on its graphs -> tidy CSV."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
@@ -8,10 +8,11 @@ from fedclust.pipeline.job import job
 
 with job(snakemake) as log:
     w = snakemake.wildcards
-    log.info("%s (%s), %s sites, %s graph, %s partition", w.cdata, w.objective, w.sites,
-             w.graph, w.partition)
+    graphs = list(snakemake.params.graphs)
+    log.info("%s (%s), %s sites, %s partition on %s", w.cdata, w.objective, w.sites,
+             w.partition, ", ".join(graphs))
     table = setting_table(w.cdata, w.objective, next(iter(snakemake.input.features), None),
-                          snakemake.input.baseline, snakemake.params.settings, graph=w.graph,
+                          snakemake.input.baseline, snakemake.params.settings, graphs=graphs,
                           n_sites=int(w.sites), partition=w.partition,
                           base_seed=snakemake.params.seed)
     write_table(table, snakemake.output[0])

@@ -1,35 +1,43 @@
 """Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013), Sec. 5: cost against communication.
 
 One *setting* is a data set, an objective (k-means, or k-median beyond the paper), a graph of
-``n_sites`` sites and a partition scheme. A run of a setting (Sec. 5):
+``n_sites`` sites and a partition scheme; one job runs a partition on every graph of its panel
+(:func:`setting_runs`). A run (Sec. 5):
 
 1. draws the communication graph (Erdős–Rényi ``p`` resampled until connected, a square grid,
-   or preferential attachment) and then partitions the data over its sites, every row going to
-   a site with probability proportional to the site's weight
-   (:func:`fedclust.federation.site_weight_partition`) -- the graph first, since the degree
-   partition needs it (Sec. 5);
+   or preferential attachment) and partitions the data over its sites, every row going to a
+   site with probability proportional to the site's weight
+   (:func:`fedclust.federation.site_weight_partition`); only the degree partition's weights
+   involve the graph, so the uniform, similarity and weighted partitions are drawn once per
+   run and carried over every graph (the graphs compared on the same draws), the degree
+   partition once per graph;
 2. restricts the graph to the breadth-first spanning tree from a uniformly random root (the
    tree of Fig. 3 and of Zhang et al.);
-3. computes every site's local solution once (Algorithm 1, step 1) and, for every coreset size
-   ``t``, builds the distributed coreset (``t_i`` proportional to the local costs) and
-   COMBINE's (``t / n`` per site) from it, solves each on the whole coreset (weighted
-   k-means++ and Lloyd, :func:`fedclust.centralized.best_kmeans`) and evaluates the solution
-   on the global data; Zhang et al.'s tree construction runs for every size of
-   ``zhang_coreset_sizes``, its leaves (whose input is their own rows) with the same local
+3. computes every site's local solution once per partition draw (Algorithm 1, step 1) and,
+   for every coreset size ``t``, builds the distributed coreset (``t_i`` proportional to the
+   local costs) and COMBINE's (``t / n`` per site) from it, solves each on the whole coreset
+   (weighted k-means++ and Lloyd, :func:`fedclust.centralized.best_kmeans`) and evaluates the
+   solution on the global data -- none of which depends on the graph that carries the
+   coreset; Zhang et al.'s tree construction runs for every size of ``zhang_coreset_sizes``
+   on every graph's tree, its leaves (whose input is their own rows) with the same local
    solutions, its inner nodes computing theirs on their rows and their children's coresets;
-4. counts the communication each needs: the distributed coreset flooded over the graph
-   (Algorithm 3: each portion crosses each edge twice) and sent up the tree (Theorem 3:
-   ``depth(i)`` hops); COMBINE flooded over the graph; Zhang et al. one hop per node.
+4. counts the communication each needs on each graph: the distributed coreset flooded over
+   the graph (Algorithm 3: each portion crosses each edge twice) and sent up the tree
+   (Theorem 3: ``depth(i)`` hops); COMBINE flooded over the graph; Zhang et al. one hop per
+   node.
 
 The cost ratio is the solution's cost on the global data divided by the cost of Lloyd's
 algorithm run on the global data in the same run (:func:`baseline_runs`; one baseline per
 data set, objective and run, shared by every graph and partition). Seeds are named
-(:func:`fedclust.seeds.seed_for`): a run's graph, partition, tree and local solutions depend
-only on the setting and the run, so the distributed coreset and COMBINE see the same sites and
-the same local solutions, and adding a coreset size changes no other number.
+(:func:`fedclust.seeds.seed_for`): a run's partition draw and local solutions depend only on
+the data set, objective, partition and run (and the graph, for the degree partition), its
+graph and tree on the graph too, so the distributed coreset and COMBINE see the same sites and
+the same local solutions, and adding a coreset size or a graph changes no other number.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -133,8 +141,12 @@ def global_cost(X: np.ndarray, centers: np.ndarray, objective: str) -> float:
 
 
 def _solve(points, weights, n_clusters, seeds, settings, objective):
+    # Elkan's bounds for k-means: the same Lloyd iterations (the paper's solver is any
+    # weighted alpha-approximation), several times faster at k = 50, where a coreset's
+    # negative weights keep a few centers moving for all max_iter iterations
     return best_kmeans(points, n_clusters, seeds, sample_weight=weights,
-                       max_iter=settings["max_iter"], objective=objective)
+                       max_iter=settings["max_iter"], objective=objective,
+                       algorithm="elkan" if objective == "kmeans" else "lloyd")
 
 
 def _seeds(seed: int, n_init: int, *names) -> list[int]:
@@ -194,11 +206,24 @@ def _communication(route, sizes, d, itemsize, *, costs_network=None, ids=None):
     return comm, points
 
 
+#: Partitions whose draw does not depend on the graph: one draw per run serves every graph.
+_GRAPH_FREE_PARTITIONS = ("uniform", "similarity", "weighted")
+
+
 def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str,
-                 objective: str, graph: str, n_sites: int, partition: str, runs: int,
+                 objective: str, graphs, n_sites: int, partition: str, runs: int,
                  base_seed: int, baseline: pd.DataFrame, zhang: bool = True,
                  show_progress: bool = True) -> pd.DataFrame:
-    """Every run of one setting: the distributed coreset, COMBINE and Zhang et al.
+    """Every run of one partition on each of ``graphs``: the distributed coreset, COMBINE and
+    Zhang et al.
+
+    A run draws every graph; the partition, the local solutions, the coresets of Algorithm 1
+    and COMBINE and their solutions do not depend on the graph (only what they cost to send
+    does), so for a partition whose weights do not involve the graph (uniform, similarity,
+    weighted) they are drawn and solved once per run and shared by all graphs: the graphs
+    are compared on the same draws, as the paper's curves compare the graphs. The degree
+    partition draws them again on every graph. Zhang et al.'s construction merges up each
+    graph's spanning tree and is computed per graph.
 
     Parameters
     ----------
@@ -209,6 +234,8 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         COMBINE), ``zhang_coreset_sizes``, ``n_init``, ``max_iter``, ``local_max_iter``,
         ``erdos_renyi_p``, ``attachment_links``, ``theory`` (``epsilon``, ``delta``,
         ``constant``).
+    graphs : sequence of str
+        Graph names (:func:`make_graph`).
     baseline : DataFrame
         :func:`baseline_runs` of the same data set and objective (at least ``runs`` runs).
     zhang : bool
@@ -218,19 +245,22 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
     -------
     DataFrame
         Tidy (:data:`SETTING_IDS` and ``metric``, ``value``;
-        :func:`fedclust.plots.coreset.wide_runs` pivots it back): every run, construction,
-        network (``graph`` or ``tree``) and coreset size with the metrics ``coreset_points``
-        (``|D|``, centers included), ``points_transmitted`` (points over hops, the paper's
-        measure), ``floats``, ``bytes`` and ``rounds`` (the local costs included),
-        ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``, ``fraction_of_theory``
-        (``|D|`` over Theorem 1's size), ``communication_bound`` (Theorem 2's ``m`` times
-        Theorem 1's size on the graph, Theorem 3's ``h`` times it on the tree) and
-        ``fraction_of_communication_bound`` (``points_transmitted`` over it); the ids hold
-        the graph's ``n_edges``, ``diameter``, ``tree_height`` and Theorem 1's
+        :func:`fedclust.plots.coreset.wide_runs` pivots it back): every graph, run,
+        construction, network (``graph`` or ``tree``) and coreset size with the metrics
+        ``coreset_points`` (``|D|``, centers included), ``points_transmitted`` (points over
+        hops, the paper's measure), ``floats``, ``bytes`` and ``rounds`` (the local costs
+        included), ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``,
+        ``fraction_of_theory`` (``|D|`` over Theorem 1's size), ``communication_bound``
+        (Theorem 2's ``m`` times Theorem 1's size on the graph, Theorem 3's ``h`` times it on
+        the tree) and ``fraction_of_communication_bound`` (``points_transmitted`` over it);
+        the ids hold the graph's ``n_edges``, ``diameter``, ``tree_height`` and Theorem 1's
         ``theoretical_size``.
     """
     check_choice(objective, "objective", set(OBJECTIVES))
     check_choice(partition, "partition", set(SITE_WEIGHT_SCHEMES))
+    graphs = list(graphs)
+    if not graphs:
+        raise ValueError("graphs must name at least one graph")
     k, d = n_clusters, X.shape[1]
     base = baseline[baseline["metric"] == "baseline_cost"].set_index("run")["value"]
     missing = sorted(set(range(runs)) - set(base.index))
@@ -240,21 +270,25 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
     theoretical = theoretical_coreset_size(k, d, n_sites, epsilon=theory["epsilon"],
                                            delta=theory["delta"], objective=objective,
                                            constant=theory["constant"])
+    shared_draws = partition in _GRAPH_FREE_PARTITIONS
     rows = []
-    names = ("coreset", dataset, objective, graph, f"n_sites={n_sites}", partition)
-    for run in progress(range(runs), desc=" ".join(names[1:]), disable=not show_progress):
-        seed = seed_for(base_seed, *names, f"run={run}")
+    names = ("coreset", dataset, objective, f"n_sites={n_sites}", partition)
+    steps = [(run, graph) for run in range(runs) for graph in graphs]
+    draws = None
+    for run, graph in progress(steps, desc=f"{dataset} {objective} {partition}",
+                               disable=not show_progress):
+        seed = seed_for(base_seed, *names, graph, f"run={run}")
         network = make_graph(graph, n_sites, p=settings["erdos_renyi_p"],
                              attachment_links=settings["attachment_links"],
                              random_state=generator_for(seed, "graph"))
-        devices = site_weight_partition(X, network, partition,
-                                        random_state=generator_for(seed, "partition"))
+        if draws is None or draws.run != run or not shared_draws:
+            draw_seed = seed_for(base_seed, *names, f"run={run}") if shared_draws else seed
+            draws = _coreset_draws(X, network, partition, k, settings, objective, run,
+                                   draw_seed)
         tree = network.spanning_tree(random_state=generator_for(seed, "tree"))
-        federation = Federation.from_devices(X, devices, topology=network)
+        federation, local = draws.federation, draws.local
         ids = federation.device_ids
         routes = {"graph": portion_route(network, ids), "tree": portion_route(tree, ids)}
-        local = local_solutions(federation, k, random_state=generator_for(seed, "local"),
-                                max_iter=settings["local_max_iter"], objective=objective)
         common = {"dataset": dataset, "objective": objective, "graph": graph,
                   "n_sites": n_sites, "partition": partition, "run": run, "seed": seed,
                   "n_clusters": k, "n_edges": network.n_edges, "diameter": network.diameter,
@@ -274,26 +308,16 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                          "communication_bound": bound,
                          "fraction_of_communication_bound": points / bound})
 
-        for t in settings["coreset_sizes"]:
-            for algorithm in ("distributed", "combine"):
-                shares = (proportional_shares(t, local.costs) if algorithm == "distributed"
-                          else equal_shares(t, federation.n_devices))
-                coreset = sample_coreset(federation, local, shares,
-                                         random_state=generator_for(seed, algorithm, f"t={t}"))
-                result = _solve(coreset.points, coreset.weights, k,
-                                _seeds(seed, settings["n_init"], algorithm, f"t={t}"),
-                                settings, objective)
-                sizes = coreset.portion_sizes(federation.n_devices)
-                # one solution, one cost on the global data, whichever network carried it
-                cost = global_cost(X, result.centers, objective)
-                # COMBINE shares no costs; the distributed coreset on the tree sends its
-                # portions to the root alone (Theorem 3), its solution stays there
-                for net in (("graph", "tree") if algorithm == "distributed" else ("graph",)):
-                    shared = {"graph": network, "tree": tree}[net]
-                    comm, points = _communication(
-                        routes[net], sizes, d, X.itemsize,
-                        costs_network=shared if algorithm == "distributed" else None, ids=ids)
-                    record(algorithm, net, t, coreset, comm, points, cost)
+        for (algorithm, t), (coreset, cost) in draws.solved.items():
+            sizes = coreset.portion_sizes(federation.n_devices)
+            # COMBINE shares no costs; the distributed coreset on the tree sends its portions
+            # to the root alone (Theorem 3), its solution stays there
+            for net in (("graph", "tree") if algorithm == "distributed" else ("graph",)):
+                shared = {"graph": network, "tree": tree}[net]
+                comm, points = _communication(
+                    routes[net], sizes, d, X.itemsize,
+                    costs_network=shared if algorithm == "distributed" else None, ids=ids)
+                record(algorithm, net, t, coreset, comm, points, cost)
         if not zhang:
             continue
         for t in settings["zhang_coreset_sizes"]:
@@ -309,6 +333,39 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
             record("zhang", "tree", t, coreset, comm, comm["points_transmitted"],
                    global_cost(X, result.centers, objective))
     return tidy(rows, SETTING_IDS)
+
+
+@dataclass
+class _Draws:
+    """What one run of a setting draws and solves before any graph carries it: the sites'
+    rows, their local solutions, and every coreset of Algorithm 1 and COMBINE with the cost
+    of its solution on the global data, by ``(algorithm, t)``."""
+
+    run: int
+    federation: Federation
+    local: object
+    solved: dict
+
+
+def _coreset_draws(X, network, partition, k, settings, objective, run, seed) -> _Draws:
+    devices = site_weight_partition(X, network, partition,
+                                    random_state=generator_for(seed, "partition"))
+    federation = Federation.from_devices(X, devices, topology=network)
+    local = local_solutions(federation, k, random_state=generator_for(seed, "local"),
+                            max_iter=settings["local_max_iter"], objective=objective)
+    solved = {}
+    for t in settings["coreset_sizes"]:
+        for algorithm in ("distributed", "combine"):
+            shares = (proportional_shares(t, local.costs) if algorithm == "distributed"
+                      else equal_shares(t, federation.n_devices))
+            coreset = sample_coreset(federation, local, shares,
+                                     random_state=generator_for(seed, algorithm, f"t={t}"))
+            result = _solve(coreset.points, coreset.weights, k,
+                            _seeds(seed, settings["n_init"], algorithm, f"t={t}"),
+                            settings, objective)
+            # one solution, one cost on the global data, whichever network carries it
+            solved[algorithm, t] = coreset, global_cost(X, result.centers, objective)
+    return _Draws(run, federation, local, solved)
 
 
 def load_data(dataset: str, path, settings: dict, *, base_seed: int):
@@ -371,15 +428,16 @@ def read_baseline(baseline) -> pd.DataFrame:
 
 
 def setting_table(dataset: str, objective: str, features, baseline, settings: dict, *,
-                  graph: str, n_sites: int, partition: str, base_seed: int,
+                  graphs, n_sites: int, partition: str, base_seed: int,
                   show_progress: bool = True) -> pd.DataFrame:
-    """:func:`setting_runs` of one Figs 2-3 (or k-median) setting, ``settings["runs"]`` runs;
+    """:func:`setting_runs` of one Figs 2-3 (or k-median) partition on ``graphs``,
+    ``settings["runs"]`` runs;
     ``baseline`` is the :func:`baseline_table` (a DataFrame, or its CSV files, e.g. one per
     run)."""
     X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
     baseline = read_baseline(baseline)
     table = setting_runs(X, n_clusters_of(dataset, settings), settings, dataset=dataset,
-                         objective=objective, graph=graph, n_sites=n_sites,
+                         objective=objective, graphs=graphs, n_sites=n_sites,
                          partition=partition, runs=settings["runs"], base_seed=base_seed,
                          baseline=baseline, show_progress=show_progress)
     return _titled(table, title, description)
@@ -393,6 +451,6 @@ def diameter_table(dataset: str, side: int, features, baseline, settings: dict, 
     spec = settings["diameter"]
     one_size = {**settings, "coreset_sizes": [spec["coreset_size"]],
                 "zhang_coreset_sizes": [spec["zhang_coreset_size"]], "runs": spec["runs"]}
-    return setting_table(dataset, "kmeans", features, baseline, one_size, graph="grid",
+    return setting_table(dataset, "kmeans", features, baseline, one_size, graphs=["grid"],
                          n_sites=side * side, partition=spec["partition"],
                          base_seed=base_seed, show_progress=show_progress)

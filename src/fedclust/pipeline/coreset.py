@@ -5,8 +5,9 @@ tables, claims and captions are declared here (see :mod:`fedclust.pipeline.regis
 
 Tables: ``results/coreset/<objective>/<data set>/baseline/run<r>.csv`` (Lloyd on the global
 data, one file and one job per run),
-``results/coreset/<objective>/<data set>/n<sites>/<graph>_<partition>.csv`` (every run of one
-setting) and ``results/coreset/diameter/<data set>/side<s>.csv`` (the grid sweep);
+``results/coreset/<objective>/<data set>/n<sites>/<partition>.csv`` (every run of one
+partition on every graph of its panel) and ``results/coreset/diameter/<data set>/side<s>.csv``
+(the grid sweep);
 the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.csv``.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from .data import SYNTHETIC, title_of
 from .registry import Figure, Paper, Table, stated_differences
 
-__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "baseline_parts",
+__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "panel_graphs", "baseline_parts",
            "diameter_parts", "job_settings", "features_input"]
 
 #: The paper's three communication graphs (Sec. 5), as config and file names.
@@ -29,12 +30,19 @@ def _section(config) -> dict:
 
 
 def setting_parts(config, objective: str = "kmeans", dataset: str | None = None) -> list[str]:
-    """The per-setting tables of Figs 2-3 (k-means) or of the k-median panel."""
+    """The per-partition tables of Figs 2-3 (k-means) or of the k-median panel, each holding
+    every graph of the panel (:func:`fedclust.experiments.coreset.setting_runs`)."""
     cfg = _section(config)
     spec = cfg if objective == "kmeans" else cfg["kmedian"]
     datasets = spec["datasets"] if dataset is None else [dataset]
-    return [f"results/coreset/{objective}/{ds}/n{cfg['n_sites']}/{graph}_{partition}.csv"
-            for ds in datasets for graph in spec["graphs"] for partition in spec["partitions"]]
+    return [f"results/coreset/{objective}/{ds}/n{cfg['n_sites']}/{partition}.csv"
+            for ds in datasets for partition in spec["partitions"]]
+
+
+def panel_graphs(config, objective: str) -> list[str]:
+    """The graphs a partition's job runs: the k-means grid's or the k-median panel's."""
+    cfg = _section(config)
+    return list((cfg if objective == "kmeans" else cfg["kmedian"])["graphs"])
 
 
 def diameter_parts(config, dataset: str | None = None) -> list[str]:

@@ -81,6 +81,28 @@ def test_farthest_point_seeding_is_the_definition(dtype):
     assert farthest_point_seeding(points, first, 25).tolist() == chosen
 
 
+@pytest.mark.parametrize("slots", [None, 3])
+def test_farthest_point_seeding_with_a_shared_cache_chooses_the_same_rows(slots):
+    """The server's starts share the distance rows of the rows they choose (all of them, or
+    the first 3 while the others are computed as before): the same choices, start by start."""
+    from fedclust.algorithms.kfed import _FarthestCache
+
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(300, 6))
+    points[::7] = points[2]
+    cache = _FarthestCache(len(points), slots=slots)
+    for first in ([2], [11, 40], [150], [2]):
+        alone = farthest_point_seeding(points, np.array(first), 20)
+        shared = farthest_point_seeding(points, np.array(first), 20, cache=cache)
+        np.testing.assert_array_equal(shared, alone)
+    kept = np.flatnonzero(cache.slot_of >= 0)
+    assert cache.n_rows[0] == len(kept)
+    # rows were kept (the first 3 chosen with 3 slots) and later starts reused them
+    assert len(kept) == 3 if slots == 3 else len(kept) > 20
+    np.testing.assert_allclose(cache.rows[cache.slot_of[kept]],
+                               ((points[kept][:, None] - points[None]) ** 2).sum(-1))
+
+
 def test_farthest_point_seeding_by_hand():
     points = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 0.0], [0.0, 5.0], [9.0, 1.0]])
     chosen = farthest_point_seeding(points, np.array([0]), 3)

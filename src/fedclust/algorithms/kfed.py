@@ -279,32 +279,73 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def _farthest_kernel(points, min_sq, chosen, n_first):  # pragma: no cover (compiled)
+def _farthest_kernel(points, min_sq, chosen, n_first, rows, slot_of,
+                     n_rows):  # pragma: no cover (compiled)
     """Steps 3-6 from the ``n_first`` rows already in ``chosen``: the farthest row joins, every
     row's distance to the chosen is updated, until ``chosen`` is full. Exact differences (not
     the GEMM form), as :func:`fedclust.lloyd.sq_distances_to` takes them, so that a duplicate
     of a chosen row is at 0. Returns how many rows were chosen: fewer than ``len(chosen)``
-    when every row is at distance 0 from a chosen one."""
+    when every row is at distance 0 from a chosen one.
+
+    A chosen row's squared distances to every row are kept in ``rows[slot_of[far]]`` while
+    slots last (``n_rows[0]`` of them in use), for the next start that chooses it: the server's
+    starts choose mostly the same few hundred rows, and a kept row holds the same numbers."""
     n, d = points.shape
     for c in range(n_first, len(chosen)):
         far = np.argmax(min_sq)
         if min_sq[far] <= 0.0:
             return c
         chosen[c] = far
-        for i in range(n):
-            acc = 0.0
-            for f in range(d):
-                diff = points[i, f] - points[far, f]
-                acc += diff * diff
-            if acc < min_sq[i]:
-                min_sq[i] = acc
+        slot = slot_of[far]
+        if slot < 0 and n_rows[0] < rows.shape[0]:
+            slot = n_rows[0]
+            n_rows[0] += 1
+            slot_of[far] = slot
+            for i in range(n):
+                acc = 0.0
+                for f in range(d):
+                    diff = points[i, f] - points[far, f]
+                    acc += diff * diff
+                rows[slot, i] = acc
+        if slot >= 0:
+            for i in range(n):
+                if rows[slot, i] < min_sq[i]:
+                    min_sq[i] = rows[slot, i]
+        else:
+            for i in range(n):
+                acc = 0.0
+                for f in range(d):
+                    diff = points[i, f] - points[far, f]
+                    acc += diff * diff
+                if acc < min_sq[i]:
+                    min_sq[i] = acc
     return len(chosen)
 
 
-def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: int) -> np.ndarray:
+# memory for the distance rows the server's starts share (see _farthest_kernel)
+_FARTHEST_CACHE_BYTES = 64 * 2**20
+
+
+class _FarthestCache:
+    """Squared distances from chosen rows to every row of ``points``, kept across the
+    farthest-point seedings of several starts on the same points."""
+
+    def __init__(self, n_points: int, slots: int | None = None):
+        if slots is None:  # as many rows as fit in _FARTHEST_CACHE_BYTES
+            slots = min(n_points, _FARTHEST_CACHE_BYTES // (8 * max(n_points, 1)))
+        self.rows = np.empty((slots, n_points))
+        self.slot_of = np.full(n_points, -1, dtype=np.int64)
+        self.n_rows = np.zeros(1, dtype=np.int64)
+
+
+def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: int, *,
+                           cache: _FarthestCache | None = None) -> np.ndarray:
     """Algorithm 2, steps 2-6: start from the rows ``first`` and repeatedly add the row farthest
     from those chosen, until ``n_clusters`` rows are chosen (one compiled loop: the server
     tries many starts, each of ``n_clusters`` steps over a few thousand local centers).
+
+    ``cache``: distance rows of earlier calls on the same ``points`` (:class:`_FarthestCache`),
+    reused where a start chooses a row an earlier one chose (the same numbers).
 
     Returns
     -------
@@ -316,7 +357,10 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     chosen[:len(first)] = first
     points = np.ascontiguousarray(points)
     _, min_sq = assign(points, points[first])
-    n_chosen = _farthest_kernel(points, min_sq.astype(np.float64), chosen, len(first))
+    if cache is None:
+        cache = _FarthestCache(len(points), slots=0)
+    n_chosen = _farthest_kernel(points, min_sq.astype(np.float64), chosen, len(first),
+                                cache.rows, cache.slot_of, cache.n_rows)
     if n_chosen < n_clusters:
         raise InfeasibleSettingError(
             f"only {n_chosen} distinct local centers reached the server; k-FED cannot form "
@@ -400,10 +444,12 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
     start : the kept start (an element of ``starts``)
     """
     best = None
+    points = np.ascontiguousarray(points)
+    cache = _FarthestCache(len(points)) if len(starts) > 1 else None
     with _one_thread():
         for start in starts:
             first = np.flatnonzero(devices == start)
-            init = points[farthest_point_seeding(points, first, n_clusters)]
+            init = points[farthest_point_seeding(points, first, n_clusters, cache=cache)]
             centers, labels, n_rounds = server_rounds(points, init, rounds, weights)
             spread = _server_spread(points, centers, labels, weights) if len(starts) > 1 \
                 else 0.0

@@ -140,11 +140,12 @@ def case_kfed(rng, repeat):
     setting = (f"{n_devices} devices x {sizes.mean():.0f} points, d={d}, k={k}, k'={k_prime}, "
                f"one BLAS thread")
     with threadpool_limits(1, user_api="blas"):
-        ours = KFed(k, k_prime, random_state=0).fit(mix.X, devices)
+        ours = KFed(k, k_prime, random_state=0).fit(mix.X, devices=devices)
         theirs = sklearn_kfed(mix.X, devices, k, k_prime)
         acc_ours = clustering_accuracy(mix.labels, ours.labels_)
         acc_theirs = clustering_accuracy(mix.labels, theirs)
-        ours_s = best_time(lambda: KFed(k, k_prime, random_state=0).fit(mix.X, devices), repeat)
+        ours_s = best_time(lambda: KFed(k, k_prime, random_state=0).fit(mix.X, devices=devices),
+                           repeat)
         # best of as many runs as ours: on a shared VM single runs vary by 30%
         theirs_s = best_time(lambda: sklearn_kfed(mix.X, devices, k, k_prime), repeat)
     yield {"benchmark": "k-FED fit: per-device scikit-learn loop time / KFed.fit time",

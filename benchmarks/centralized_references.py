@@ -144,7 +144,7 @@ def run(n_samples, iterations, repeat, threads, sites, coreset_size, seed=0):
         devices = np.random.default_rng(seed).integers(sites, size=len(X))
         seconds, km = best_of(lambda: DistributedCoreset(k, coreset_size, n_init=5,
                                                          max_iter=100, random_state=seed)
-                              .fit(X, devices), repeat, warm_up=False)
+                              .fit(X, devices=devices), repeat, warm_up=False)
         rows.append({"method": f"DistributedCoreset (star, {sites} sites, t={coreset_size})",
                      "iterations": np.nan, "seconds": seconds,
                      "seconds_per_iteration": np.nan,

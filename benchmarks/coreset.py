@@ -63,7 +63,8 @@ def main(argv=None):
         for seed in range(args.seeds):
             start = time.perf_counter()
             model = DistributedCoreset(args.n_clusters, size, n_init=args.n_init,
-                                       max_iter=args.max_iter, random_state=seed).fit(X, devices)
+                                       max_iter=args.max_iter, random_state=seed)
+            model.fit(X, devices=devices)
             elapsed = time.perf_counter() - start
             cost = kmeans_cost(X, model.cluster_centers_)
             rows.append({"n": len(X), "d": X.shape[1], "k": args.n_clusters,

@@ -92,7 +92,7 @@ def main(argv=None):
             pooled = KMeans(k, n_init=10, random_state=seed).fit(X).inertia_
             for variant, params in variants(case).items():
                 start = time.perf_counter()
-                model = FederatedKMeans(k, random_state=seed, **params).fit(X, devices)
+                model = FederatedKMeans(k, random_state=seed, **params).fit(X, devices=devices)
                 rows.append({"case": case, "variant": variant, "seed": seed, "k": k,
                              "clients": len(np.unique(devices)), "rows": len(X),
                              "cost": model.inertia_, "pooled_cost": pooled,

@@ -50,7 +50,7 @@ def _timed_fit(estimator, X, devices, repeat):
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        estimator.fit(X, devices)
+        estimator.fit(X, devices=devices)
         times.append(time.perf_counter() - start)
     return estimator, min(times)
 

@@ -177,7 +177,7 @@ def load(name, mirror):
 def ours(X, devices, k, per_device, seed, **params):
     """Our KFed, fitted; and the seconds the fit took."""
     start = time.perf_counter()
-    model = KFed(k, per_device, random_state=seed, **params).fit(X, devices)
+    model = KFed(k, per_device, random_state=seed, **params).fit(X, devices=devices)
     return model, time.perf_counter() - start
 
 

@@ -45,7 +45,7 @@ def main(argv=None):
     for k_prime in (2, 4):
         for means in ("projected", "original"):
             ratios = [kmeans_cost(X, KFed(4, k_prime, local_means=means, random_state=s)
-                                  .fit(X, devices).cluster_centers_) / optimum
+                                  .fit(X, devices=devices).cluster_centers_) / optimum
                       for s in range(args.seeds)]
             lines.append(f"| {k_prime} | {means} | {np.mean(ratios):.4f} ± "
                          f"{np.std(ratios):.4f} |")

@@ -61,10 +61,10 @@ def main(argv=None):
 
     methods = {
         "KFed.fit, default (32 server starts, server Lloyd to convergence)":
-            lambda: KFed(K, K_PRIME, random_state=0).fit(mix.X, devices).labels_,
+            lambda: KFed(K, K_PRIME, random_state=0).fit(mix.X, devices=devices).labels_,
         "KFed.fit, Algorithm 2 as printed (1 start, 1 server round)":
             lambda: KFed(K, K_PRIME, server_starts=1, server_lloyd_rounds=1,
-                         random_state=0).fit(mix.X, devices).labels_,
+                         random_state=0).fit(mix.X, devices=devices).labels_,
         "authors' kfed (metastableB/kfed)": authors,
     }
     table = []

@@ -68,10 +68,10 @@ def one(algorithm: str, n_devices: int, per_device: int) -> dict:
         }[algorithm]()
     # compile the kernels on a small copy first: compilation is not what is measured
     small = np.isin(devices, np.unique(devices)[:8])
-    type(estimator)(**estimator.get_params()).fit(mix.X[small], devices[small])
+    type(estimator)(**estimator.get_params()).fit(mix.X[small], devices=devices[small])
     before = _rss_mb()
     start = time.perf_counter()
-    estimator.fit(mix.X, devices)
+    estimator.fit(mix.X, devices=devices)
     seconds = time.perf_counter() - start
     return {"algorithm": algorithm, "devices": int(np.unique(devices).size),
             "points": len(mix.X), "seconds": seconds,

@@ -101,7 +101,7 @@ def test_is_a_scikit_learn_clusterer_with_nothing_set_in_init(estimator_class):
 def test_fit_sets_the_shared_fitted_attributes(estimator_class):
     X, y, devices = blobs()
     est = make(estimator_class)
-    assert est.fit(X, devices) is est
+    assert est.fit(X, devices=devices) is est
     assert est.n_features_in_ == 4
     assert est.cluster_centers_.shape == (3, 4)
     assert est.labels_.shape == (len(X),)
@@ -109,14 +109,14 @@ def test_fit_sets_the_shared_fitted_attributes(estimator_class):
     assert clustering_accuracy(y, est.labels_) == 1.0
     assert est.inertia_ == pytest.approx(independent_cost(X, est.cluster_centers_, est.labels_))
     assert isinstance(est.n_iter_, (int, np.integer)) and est.n_iter_ >= 1
-    assert np.array_equal(est.fit_predict(X, devices), est.labels_)
+    assert np.array_equal(est.fit_predict(X, devices=devices), est.labels_)
     assert est.score(X) == pytest.approx(-independent_cost(X, est.cluster_centers_,
                                                            est.predict(X)))
 
 
 def test_labels_equal_predict_or_the_exception_is_documented(estimator_class):
     X, _, devices = blobs(1)
-    est = make(estimator_class).fit(X, devices)
+    est = make(estimator_class).fit(X, devices=devices)
     # on well-separated data every estimator's labels are the nearest centers
     assert np.array_equal(est.labels_, est.predict(X))
     if not estimator_class._labels_are_nearest_center:
@@ -126,7 +126,7 @@ def test_labels_equal_predict_or_the_exception_is_documented(estimator_class):
 
 def test_communication_ledger(estimator_class):
     X, _, devices = blobs(2)
-    comm = make(estimator_class).fit(X, devices).communication_
+    comm = make(estimator_class).fit(X, devices=devices).communication_
     assert isinstance(comm, Communication)
     for key in ("rounds", "floats_up", "floats_down", "ints_up", "bytes_up", "messages_up"):
         assert key in comm and comm[key] >= 0
@@ -144,16 +144,16 @@ def test_communication_ledger(estimator_class):
 def test_int_seed_is_reproducible_and_a_generator_is_not_consumed(estimator_class):
     X, _, devices = blobs(3, per_cluster=25)
     X = X + np.random.default_rng(0).normal(0, 10, X.shape)  # overlapping: seeds matter
-    a = make(estimator_class, random_state=5).fit(X, devices)
-    b = make(estimator_class, random_state=5).fit(X, devices)
+    a = make(estimator_class, random_state=5).fit(X, devices=devices)
+    b = make(estimator_class, random_state=5).fit(X, devices=devices)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert dict(a.communication_) == dict(b.communication_)
     gen = np.random.default_rng(7)
     state = gen.bit_generator.state
-    c = make(estimator_class, random_state=gen).fit(X, devices)
+    c = make(estimator_class, random_state=gen).fit(X, devices=devices)
     assert gen.bit_generator.state == state
-    d = make(estimator_class, random_state=gen).fit(X, devices)
+    d = make(estimator_class, random_state=gen).fit(X, devices=devices)
     np.testing.assert_array_equal(c.cluster_centers_, d.cluster_centers_)
 
 
@@ -161,9 +161,9 @@ def test_sample_weight_equals_repeated_rows(estimator_class):
     X, _, devices = blobs(4, per_cluster=20)
     weights = np.random.default_rng(1).integers(1, 4, size=len(X))
     repeated = make(estimator_class).fit(np.repeat(X, weights, axis=0),
-                                         np.repeat(devices, weights),
+                                         devices=np.repeat(devices, weights),
                                          sample_weight=np.ones(weights.sum()))
-    weighted = make(estimator_class).fit(X, devices, sample_weight=weights)
+    weighted = make(estimator_class).fit(X, devices=devices, sample_weight=weights)
     np.testing.assert_allclose(weighted.cluster_centers_, repeated.cluster_centers_,
                                rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(np.repeat(weighted.labels_, weights), repeated.labels_)
@@ -190,8 +190,9 @@ def test_unit_sample_weights_fit_as_no_weights(cls):
         params = {"n_clusters": 6, **PARAMS.get(cls.__name__, {}),
                   **({} if init is None else {"init": init})}
         for seed in (0, 1, 2):
-            plain = cls(random_state=seed, **params).fit(X, devices)
-            ones = cls(random_state=seed, **params).fit(X, devices, sample_weight=np.ones(600))
+            plain = cls(random_state=seed, **params).fit(X, devices=devices)
+            ones = cls(random_state=seed, **params).fit(X, devices=devices,
+                                                        sample_weight=np.ones(600))
             np.testing.assert_allclose(ones.cluster_centers_, plain.cluster_centers_,
                                        rtol=1e-12, atol=1e-12, err_msg=f"init={init}")
             np.testing.assert_array_equal(ones.labels_, plain.labels_, err_msg=f"init={init}")
@@ -204,27 +205,27 @@ def test_errors_name_the_argument(estimator_class):
     bad = X.copy()
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="X contains NaN or infinite"):
-        est.fit(bad, devices)
+        est.fit(bad, devices=devices)
     bad[3, 1] = np.inf
     with pytest.raises(ValueError, match="X contains NaN or infinite"):
-        est.fit(bad, devices)
+        est.fit(bad, devices=devices)
     with pytest.raises(ValueError, match="devices must be a 1-D array with one device id"):
-        est.fit(X, devices[:-1])
+        est.fit(X, devices=devices[:-1])
     with pytest.raises(ValueError, match=r"n_clusters=.* exceeds the number of samples \(2\)"):
-        make(estimator_class).fit(X[:2], devices[:2])
+        make(estimator_class).fit(X[:2], devices=devices[:2])
     with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
-        est.fit(X, devices, sample_weight=np.ones(3))
+        est.fit(X, devices=devices, sample_weight=np.ones(3))
     if not estimator_class._allows_negative_weights:
         with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-            est.fit(X, devices, sample_weight=-np.ones(len(X)))
+            est.fit(X, devices=devices, sample_weight=-np.ones(len(X)))
     with pytest.raises(ValueError, match="X has 3 features, but"):
-        est.fit(X, devices).predict(X[:, :3])
+        est.fit(X, devices=devices).predict(X[:, :3])
     # k identical centres are no answer: fewer distinct points than clusters is refused
     with pytest.raises(InfeasibleSettingError, match="the data hold only 2 distinct point"):
         make(estimator_class).fit(np.where(np.arange(len(X))[:, None] % 2, 1.0, -1.0) *
-                                  np.ones_like(X), devices)
+                                  np.ones_like(X), devices=devices)
     with pytest.raises(ValueError, match=r"X holds values up to 1e\+300, too large"):
-        est.fit(np.vstack([X[:-1], np.full((1, X.shape[1]), 1e300)]), devices)
+        est.fit(np.vstack([X[:-1], np.full((1, X.shape[1]), 1e300)]), devices=devices)
 
 
 def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):
@@ -233,9 +234,9 @@ def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):
     est = make(estimator_class)
     if not estimator_class._reports_rounds:
         with pytest.raises(TypeError, match="callback must be None"):
-            est.fit(X, devices, callback=history)
+            est.fit(X, devices=devices, callback=history)
         return
-    est.fit(X, devices, callback=history)
+    est.fit(X, devices=devices, callback=history)
     frame = history.to_frame()
     assert frame["round"].tolist() == list(range(len(frame)))
     assert frame["round"].iloc[0] == 0 and len(frame) >= 2
@@ -263,9 +264,53 @@ def independent_kmedian_cost(X, centers, labels, weights=None):
 def test_inertia_and_score_follow_the_estimators_cost(make_kmedian):
     X, _, devices = blobs(7)
     w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
-    est = make_kmedian().fit(X, devices, sample_weight=w)
+    est = make_kmedian().fit(X, devices=devices, sample_weight=w)
     assert est.inertia_ == pytest.approx(
         independent_kmedian_cost(X, est.cluster_centers_, est.labels_, w), rel=1e-10)
     assert est.score(X) == pytest.approx(
         -independent_kmedian_cost(X, est.cluster_centers_, est.predict(X)), rel=1e-10)
     assert est.score(X, sample_weight=w) == pytest.approx(-est.inertia_, rel=1e-10)
+
+
+# ------------------------------------------------ scikit-learn composition: y and devices
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
+def test_a_pipeline_never_reads_class_labels_as_devices(estimator_class):
+    """``Pipeline.fit(X, y)`` passes class labels as ``y``: ignored, as by ``KMeans``; with
+    no ``devices`` one device holds every row (k-FED: its k' = 3 local clusters suffice)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, labels, _ = blobs()
+    params = {"device_clusters": 3} if estimator_class.__name__ == "KFed" else {}
+    pipe = make_pipeline(StandardScaler(), make(estimator_class, **params)).fit(X, labels)
+    fitted = pipe[-1]
+    assert set(fitted.communication_.by_edge().sender) - {SERVER} <= {0}
+    alone = make(estimator_class, **params).fit(StandardScaler().fit_transform(X))
+    np.testing.assert_array_equal(fitted.cluster_centers_, alone.cluster_centers_)
+    np.testing.assert_array_equal(pipe.predict(X), alone.labels_)
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
+def test_grid_search_routes_devices_to_every_fit(estimator_class):
+    """With metadata routing on and ``set_fit_request(devices=True)``, ``GridSearchCV`` over a
+    pipeline fits every candidate (and the refit) on the rows' devices."""
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, devices = blobs()
+    name = estimator_class.__name__.lower()
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(),
+                             make(estimator_class).set_fit_request(devices=True))
+        search = GridSearchCV(pipe, {f"{name}__random_state": [0, 1]}, cv=2)
+        search.fit(X, devices=devices)
+    best = search.best_estimator_[-1]
+    assert set(best.communication_.by_edge().sender) - {SERVER} == set(np.unique(devices))
+    direct = clone(best).fit(StandardScaler().fit_transform(X), devices=devices)
+    np.testing.assert_array_equal(best.cluster_centers_, direct.cluster_centers_)
+    with pytest.raises(TypeError, match="positional"):
+        make(estimator_class).fit(X, None, devices)

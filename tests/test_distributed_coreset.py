@@ -23,7 +23,7 @@ def mixture(n_devices=9, k=4, d=5, per_cluster=300, seed=0):
 
 def test_star_sends_costs_then_the_coreset_once():
     X, devices = mixture()
-    km = DistributedCoreset(4, coreset_size=90, random_state=0).fit(X, devices)
+    km = DistributedCoreset(4, coreset_size=90, random_state=0).fit(X, devices=devices)
     comm, d = km.communication_, X.shape[1]
     assert km.coreset_.size == 90 + 9 * 4
     kinds = comm.by_kind().set_index(["kind", "direction"])
@@ -39,7 +39,8 @@ def test_star_sends_costs_then_the_coreset_once():
 def test_flooding_carries_every_portion_twice_over_every_edge():
     X, devices = mixture()
     grid = Topology.grid(3)  # 9 nodes, 12 edges
-    km = DistributedCoreset(4, coreset_size=90, topology=grid, random_state=0).fit(X, devices)
+    km = DistributedCoreset(4, coreset_size=90, topology=grid, random_state=0)
+    km.fit(X, devices=devices)
     comm, d, m = km.communication_, X.shape[1], grid.n_edges
     assert comm["points_transmitted"] == 2 * m * km.coreset_.size
     assert comm.total("coreset") == 2 * m * km.coreset_.size * (d + 1)
@@ -50,7 +51,8 @@ def test_flooding_carries_every_portion_twice_over_every_edge():
 def test_a_tree_carries_every_portion_depth_times():
     X, devices = mixture()
     tree = Topology.grid(3).spanning_tree(root=4)
-    km = DistributedCoreset(4, coreset_size=90, topology=tree, random_state=0).fit(X, devices)
+    km = DistributedCoreset(4, coreset_size=90, topology=tree, random_state=0)
+    km.fit(X, devices=devices)
     portions = km.coreset_.portion_sizes(9)
     depth = np.array([tree.depth[v] for v in range(9)])
     assert km.communication_["points_transmitted"] == int(portions @ depth)
@@ -62,7 +64,7 @@ def test_a_tree_carries_every_portion_depth_times():
 def test_combine_draws_equal_shares():
     X, devices = mixture()
     km = DistributedCoreset(4, coreset_size=90, construction="combine",
-                            random_state=0).fit(X, devices)
+                            random_state=0).fit(X, devices=devices)
     assert km.coreset_.portion_sizes(9).tolist() == [10 + 4] * 9
     assert "local_cost" not in set(km.communication_.by_kind().kind)
 
@@ -71,7 +73,7 @@ def test_zhang_sends_each_node_coreset_to_its_parent_once():
     X, devices = mixture()
     grid = Topology.grid(3)
     km = DistributedCoreset(4, coreset_size=90, construction="zhang", topology=grid,
-                            random_state=0).fit(X, devices)
+                            random_state=0).fit(X, devices=devices)
     tree = km.tree_
     edges = km.communication_.by_edge()
     assert len(edges) == 8 and (edges.messages == 1).all()  # 8 non-root nodes, one each
@@ -84,7 +86,7 @@ def test_zhang_sends_each_node_coreset_to_its_parent_once():
     assert km.coreset_.size == int((devices == tree.root).sum()) + into_root
     np.testing.assert_allclose(km.coreset_.weights.sum(), len(X), rtol=1e-9)
     with pytest.raises(ValueError, match="construction='zhang' needs a graph"):
-        DistributedCoreset(4, construction="zhang").fit(X, devices)
+        DistributedCoreset(4, construction="zhang").fit(X, devices=devices)
 
 
 @pytest.mark.parametrize("objective", ["kmeans", "kmedian"])
@@ -130,7 +132,7 @@ def test_solution_on_the_coreset_is_near_the_global_one(construction, size):
     X, devices = mixture(k=6, per_cluster=500, seed=3)
     grid = Topology.grid(3)
     km = DistributedCoreset(6, coreset_size=size, construction=construction, topology=grid,
-                            random_state=0).fit(X, devices)
+                            random_state=0).fit(X, devices=devices)
     best = best_kmeans(X, 6, seeds=range(5)).inertia
     assert kmeans_cost(X, km.cluster_centers_) / best < 1.1
     assert km.coreset_cost_ == pytest.approx(
@@ -141,13 +143,13 @@ def test_solution_on_the_coreset_is_near_the_global_one(construction, size):
 def test_bad_parameters_are_named():
     X, devices = mixture()
     with pytest.raises(ValueError, match="construction must be one of"):
-        DistributedCoreset(construction="tree").fit(X, devices)
+        DistributedCoreset(construction="tree").fit(X, devices=devices)
     with pytest.raises(TypeError, match="topology must be a fedclust.topology.Topology"):
-        DistributedCoreset(topology="grid").fit(X, devices)
+        DistributedCoreset(topology="grid").fit(X, devices=devices)
     with pytest.raises(ValueError, match="coreset_size"):
-        DistributedCoreset(coreset_size=-1).fit(X, devices)
+        DistributedCoreset(coreset_size=-1).fit(X, devices=devices)
     with pytest.raises(ValueError, match="objective must be one of"):
-        DistributedCoreset(objective="k-median").fit(X, devices)
+        DistributedCoreset(objective="k-median").fit(X, devices=devices)
 
 
 def labelled_mixture(seed=0, k=4, d=5, per_cluster=150, n_devices=9):
@@ -171,7 +173,8 @@ def test_kmedian_recovers_blobs_and_reports_kmedian_costs(construction):
     # Zhang et al.'s coresets of coresets need more points (see the k-means test above)
     km = DistributedCoreset(4, coreset_size=180 if construction != "zhang" else 2700,
                             construction=construction, objective="kmedian",
-                            topology=Topology.grid(3), random_state=0).fit(X, devices, w)
+                            topology=Topology.grid(3), random_state=0)
+    km.fit(X, devices=devices, sample_weight=w)
     assert clustering_accuracy(truth, km.labels_) == 1.0
     expected = independent_kmedian_cost(X, km.cluster_centers_, km.labels_, w)
     assert km.inertia_ == pytest.approx(expected, rel=1e-10)
@@ -192,9 +195,9 @@ def test_kmedian_coreset_comes_from_kmedian_local_solutions():
     # costs are sums of distances, far below the sums of squares on this data
     X, _, devices = labelled_mixture(per_cluster=100)
     X = 5.0 * X  # unit noise becomes 5: squared distances grow 25 times, distances 5 times
-    means = DistributedCoreset(4, coreset_size=100, random_state=0).fit(X, devices)
+    means = DistributedCoreset(4, coreset_size=100, random_state=0).fit(X, devices=devices)
     medians = DistributedCoreset(4, coreset_size=100, objective="kmedian",
-                                 random_state=0).fit(X, devices)
+                                 random_state=0).fit(X, devices=devices)
     ratio = means.local_costs_ / medians.local_costs_
     assert (ratio > 2.0).all()
     assert medians.inertia_ == pytest.approx(kmedian_cost(X, medians.cluster_centers_))

@@ -18,7 +18,7 @@ def federated_blobs(rng, n_devices=5):
 def test_equals_centralized_lloyd_from_the_same_init(rng):
     X, labels, devices = federated_blobs(rng)
     init = X[[0, 60, 120, 180]]
-    model = DistributedLloyd(4, init=init).fit(X, devices)
+    model = DistributedLloyd(4, init=init).fit(X, devices=devices)
     ref = lloyd(X, init)
     np.testing.assert_allclose(model.cluster_centers_, ref.centers, atol=1e-10)
     assert clustering_accuracy(labels, model.labels_) == 1.0
@@ -28,7 +28,7 @@ def test_equals_centralized_lloyd_from_the_same_init(rng):
 def test_communication_counts_are_exact(rng):
     X, _, devices = federated_blobs(rng)
     Z, k, d = len(np.unique(devices)), 4, X.shape[1]
-    model = DistributedLloyd(k, init=X[[0, 60, 120, 180]]).fit(X, devices)
+    model = DistributedLloyd(k, init=X[[0, 60, 120, 180]]).fit(X, devices=devices)
     assert model.converged_
     rounds = model.n_iter_ + 1
     assert model.communication_["rounds"] == rounds
@@ -37,7 +37,7 @@ def test_communication_counts_are_exact(rng):
     assert model.communication_["ints_up"] == rounds * Z * k  # cluster counts
     assert model.communication_["lloyd_rounds"] == rounds
     # all four seeds in one blob: one iteration cannot reach the fixed point
-    stopped = DistributedLloyd(k, init=X[:4], max_iter=1).fit(X, devices)
+    stopped = DistributedLloyd(k, init=X[:4], max_iter=1).fit(X, devices=devices)
     assert not stopped.converged_
     assert stopped.communication_["rounds"] == 1
     assert stopped.communication_["floats_down"] == 2 * Z * k * d
@@ -46,7 +46,7 @@ def test_communication_counts_are_exact(rng):
 
 def test_seeding_rounds_come_first(rng):
     X, _, devices = federated_blobs(rng)
-    model = DistributedLloyd(4, random_state=0).fit(X, devices)
+    model = DistributedLloyd(4, random_state=0).fit(X, devices=devices)
     assert model.communication_["seeding_rounds"] == 8
     assert model.communication_["rounds"] == 8 + model.n_iter_ + 1
 
@@ -54,7 +54,7 @@ def test_seeding_rounds_come_first(rng):
 def test_every_iteration_is_reported(rng):
     X, _, devices = federated_blobs(rng)
     history = History()
-    model = DistributedLloyd(4, random_state=1).fit(X, devices, callback=history)
+    model = DistributedLloyd(4, random_state=1).fit(X, devices=devices, callback=history)
     frame = history.to_frame()
     assert frame["round"].tolist() == list(range(model.n_iter_ + 1))
     assert frame["objective"].iloc[-1] == pytest.approx(model.inertia_)
@@ -63,10 +63,10 @@ def test_every_iteration_is_reported(rng):
 
 def test_seeded_and_validated(rng):
     X, _, devices = federated_blobs(rng)
-    a = DistributedLloyd(4, random_state=3).fit(X, devices)
-    b = DistributedLloyd(4, random_state=3).fit(X, devices)
+    a = DistributedLloyd(4, random_state=3).fit(X, devices=devices)
+    b = DistributedLloyd(4, random_state=3).fit(X, devices=devices)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     with pytest.raises(ValueError, match="init must be one of"):
-        DistributedLloyd(4, init="farthest").fit(X, devices)
+        DistributedLloyd(4, init="farthest").fit(X, devices=devices)
     with pytest.raises(ValueError, match=r"init array must have shape \(4, 6\)"):
-        DistributedLloyd(4, init=np.zeros((3, 6))).fit(X, devices)
+        DistributedLloyd(4, init=np.zeros((3, 6))).fit(X, devices=devices)

@@ -67,7 +67,7 @@ def test_central_is_lloyd_with_the_papers_start():
     data = client_data(SETTINGS["data"], 0, 3)
     X, _ = data["train"]
     model = central_estimator({**SETTINGS, "reassign_after": None}, random_state=5)
-    model.fit(X, np.zeros(len(X), int))
+    model.fit(X, devices=np.zeros(len(X), int))
     start = 0 + 6 * np.random.default_rng(5).random((5, 1))
     np.testing.assert_allclose(np.sort(model.cluster_centers_.ravel()),
                                np.sort(lloyd(X, start, max_iter=40).centers.ravel()))

@@ -83,7 +83,7 @@ def test_trajectory_runs_table():
     X, labels, centers = synthetic_factory(3, 6, 600, 4.0)(generator_for(seed, "data"))
     machines = iid_partition(600, 6, random_state=seed_for(seed, "machines"))
     init = perturbed_centers(centers, 0.3, seed_for(seed, "perturbation"))
-    model = LocalKMeans(3, 3, n_iter=6, init=init).fit(X, machines)
+    model = LocalKMeans(3, 3, n_iter=6, init=init).fit(X, devices=machines)
     final = mis[(mis.trial == 0) & (mis.local_steps == "L=3") & (mis.iteration == 6)]
     assert final.value.iloc[0] == pytest.approx(misclustering_rate(labels,
                                                                    model.machine_labels_))

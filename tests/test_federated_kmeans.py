@@ -53,7 +53,7 @@ def test_full_batch_rounds_match_a_plain_implementation(epochs, beta, alpha, mu)
     init = np.array([[0.5], [2.2], [2.6], [4.9], [7.0]])
     est = FederatedKMeans(5, sample_fraction=1.0, local_epochs=epochs, client_lr=beta,
                           server_lr=alpha, server_momentum=mu, n_rounds=7, init=init,
-                          reassign_after=None, random_state=0).fit(X, devices)
+                          reassign_after=None, random_state=0).fit(X, devices=devices)
     expected = reference_fit(X, devices, init, epochs=epochs, beta=beta, alpha=alpha, mu=mu,
                              rounds=7)
     np.testing.assert_allclose(est.cluster_centers_, expected, rtol=1e-12, atol=1e-12)
@@ -63,7 +63,7 @@ def test_central_kmeans_is_lloyd_from_the_same_start():
     X, _ = gaussian_clients(n_clients=30, scale=0.5, seed=3)
     init = np.array([[0.0], [1.5], [3.3], [3.6], [6.0]])
     central = FederatedKMeans(5, sample_fraction=1.0, server_momentum=None, n_rounds=100,
-                              init=init, reassign_after=None).fit(X, np.zeros(len(X), int))
+                              init=init, reassign_after=None).fit(X, devices=np.zeros(len(X), int))
     reference = lloyd(X, init, max_iter=100)
     np.testing.assert_allclose(np.sort(central.cluster_centers_.ravel()),
                                np.sort(reference.centers.ravel()), rtol=1e-12)
@@ -78,14 +78,14 @@ def test_mini_batches_with_full_client_rate_give_every_clusters_mean():
     init = np.array([[1.0, 1.0], [9.0, 9.0]])
     est = FederatedKMeans(2, sample_fraction=1.0, batch_size=3, server_momentum=None,
                           n_rounds=1, init=init, reassign_after=None, random_state=0)
-    est.fit(X, devices)
+    est.fit(X, devices=devices)
     np.testing.assert_allclose(est.cluster_centers_, [X[:37].mean(0), X[37:].mean(0)],
                                rtol=1e-12)
     # a batch larger than every client is the full batch
     full = FederatedKMeans(2, sample_fraction=1.0, batch_size=1000, server_momentum=None,
-                           n_rounds=3, init=init, reassign_after=None).fit(X, devices)
+                           n_rounds=3, init=init, reassign_after=None).fit(X, devices=devices)
     none = FederatedKMeans(2, sample_fraction=1.0, batch_size=None, server_momentum=None,
-                           n_rounds=3, init=init, reassign_after=None).fit(X, devices)
+                           n_rounds=3, init=init, reassign_after=None).fit(X, devices=devices)
     np.testing.assert_array_equal(full.cluster_centers_, none.cluster_centers_)
 
 
@@ -98,7 +98,7 @@ def test_mini_batch_steps_follow_the_client_rule():
                           reassign_after=None)
     outcomes = set()
     for seed in range(12):
-        center = est.set_params(random_state=seed).fit(X, np.zeros(4, int)).cluster_centers_
+        center = est.set_params(random_state=seed).fit(X, devices=np.zeros(4, int)).cluster_centers_
         outcomes.add(round(float(center[0, 0]), 12))
 
     def two_steps(m1, m2):
@@ -113,14 +113,14 @@ def test_server_momentum_ema_and_heavy_ball():
     X = np.array([[0.0], [2.0]])  # one cluster, one client: Gamma* is always 1
     devices = np.zeros(2, int)
     common = dict(sample_fraction=1.0, n_rounds=2, init=np.array([[5.0]]), reassign_after=None)
-    ema = FederatedKMeans(1, server_momentum=0.5, **common).fit(X, devices)
+    ema = FederatedKMeans(1, server_momentum=0.5, **common).fit(X, devices=devices)
     # u1 = -4, v1 = -2, G1 = 3; u2 = -2, v2 = 0.5(-2) + 0.5(-2) = -2, G2 = 1
     assert ema.cluster_centers_[0, 0] == pytest.approx(1.0)
     heavy = FederatedKMeans(1, server_momentum=0.5, server_momentum_style="heavy_ball",
-                            **common).fit(X, devices)
+                            **common).fit(X, devices=devices)
     # v1 = -4, G1 = 1; u2 = 0, v2 = -2, G2 = -1 (heavy ball overshoots)
     assert heavy.cluster_centers_[0, 0] == pytest.approx(-1.0)
-    half = FederatedKMeans(1, server_momentum=None, server_lr=0.5, **common).fit(X, devices)
+    half = FederatedKMeans(1, server_momentum=None, server_lr=0.5, **common).fit(X, devices=devices)
     assert half.cluster_centers_[0, 0] == pytest.approx(1 + 4 * 0.25)
 
 
@@ -128,10 +128,10 @@ def test_unseen_cluster_keeps_its_centroid_and_a_starved_one_is_reassigned():
     X, devices = gaussian_clients(n_clients=10)
     init = np.array([[1.0], [3.0], [5.0], [40.0]])
     kept = FederatedKMeans(4, sample_fraction=1.0, n_rounds=30, init=init,
-                           reassign_after=None).fit(X, devices)
+                           reassign_after=None).fit(X, devices=devices)
     assert kept.cluster_centers_[3, 0] == 40.0 and kept.n_reassigned_ == 0
     moved = FederatedKMeans(4, sample_fraction=1.0, n_rounds=5, init=init, reassign_after=3,
-                            init_bounds=(100, 101), random_state=0).fit(X, devices)
+                            init_bounds=(100, 101), random_state=0).fit(X, devices=devices)
     # starved for rounds 1-3: re-initialized after round 3 in the box, then starved again
     assert moved.history_["reassigned"].tolist() == [0, 0, 1, 0, 0]
     assert 100 <= moved.cluster_centers_[3, 0] <= 101
@@ -146,16 +146,16 @@ def test_reassignment_threshold_counts_every_clients_rows_not_the_rounds():
     devices = np.r_[np.repeat(np.arange(50), 7), np.repeat(np.arange(50), 3)]
     common = dict(sample_fraction=0.01, n_rounds=20, init=np.array([[0.0], [10.0]]),
                   init_bounds=(100, 101), reassign_after=20, random_state=2)
-    est = FederatedKMeans(2, **common).fit(X, devices)
+    est = FederatedKMeans(2, **common).fit(X, devices=devices)
     assert est.n_participants_ == 1
     assert est.history_["points"].tolist() == [10] * 20
     assert est.history_["reassigned"].tolist() == [0] * 19 + [1]
     assert 100 <= est.cluster_centers_[1, 0] <= 101
-    assert FederatedKMeans(2, reassign_fraction=0.005, **common).fit(X, devices) \
+    assert FederatedKMeans(2, reassign_fraction=0.005, **common).fit(X, devices=devices) \
         .n_reassigned_ == 0                # 3 rows are above 2.5
     # the round's basis: 3 rows of the round's 10 are far above 0.01 * 10, and the clients'
     # sizes are never reported (the counts each round carry suffice)
-    by_round = FederatedKMeans(2, reassign_basis="round", **common).fit(X, devices)
+    by_round = FederatedKMeans(2, reassign_basis="round", **common).fit(X, devices=devices)
     assert by_round.n_reassigned_ == 0
     assert by_round.cluster_centers_[1, 0] == pytest.approx(10, abs=0.1)
     assert by_round.communication_.total("client_sizes", "messages") == 0
@@ -169,7 +169,7 @@ def test_the_rounds_basis_reassigns_a_cluster_starved_within_the_round():
     devices = np.r_[np.repeat(np.arange(10), 99), np.arange(10)]
     est = FederatedKMeans(2, sample_fraction=0.1, n_rounds=4, init=np.array([[0.0], [10.0]]),
                           init_bounds=(100, 101), reassign_fraction=0.02, reassign_after=4,
-                          reassign_basis="round", random_state=0).fit(X, devices)
+                          reassign_basis="round", random_state=0).fit(X, devices=devices)
     assert est.history_["reassigned"].tolist() == [0, 0, 0, 1]
 
 
@@ -178,7 +178,7 @@ def test_communication_is_counted_exactly():
     X = np.c_[X, X]  # d = 2
     K, d, T = 5, 2, 7
     est = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, init="uniform",
-                          random_state=0).fit(X, devices)
+                          random_state=0).fit(X, devices=devices)
     comm = est.communication_
     m = est.n_participants_
     assert m == 5
@@ -190,17 +190,17 @@ def test_communication_is_counted_exactly():
     assert comm["rounds"] == T + 1
     given = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, init="uniform",
                             init_bounds=(0, 6), reassign_after=None,
-                            random_state=0).fit(X, devices)
+                            random_state=0).fit(X, devices=devices)
     assert given.communication_["rounds"] == T
     assert given.communication_.floats == 2 * T * m * K * d
     # the default start, the federated greedy k-means++: 2 K + 1 rounds, no box without
     # reassignment
     seeded = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, reassign_after=None,
-                             random_state=0).fit(X, devices)
+                             random_state=0).fit(X, devices=devices)
     assert seeded.communication_["rounds"] == T + 2 * K + 1
     assert seeded.communication_.total("feature_range") == 0
     plain = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, reassign_after=None,
-                            init="k-means++", random_state=0).fit(X, devices)
+                            init="k-means++", random_state=0).fit(X, devices=devices)
     assert plain.communication_["rounds"] == T + 2 * K
 
 
@@ -208,10 +208,10 @@ def test_clients_per_round_and_reproducibility():
     X, devices = gaussian_clients(n_clients=50)
     for C, m in ((0.01, 1), (0.03, 1), (0.1, 5), (0.3, 15), (1.0, 50)):
         est = FederatedKMeans(5, sample_fraction=C, n_rounds=2, random_state=0)
-        assert est.fit(X, devices).n_participants_ == m
+        assert est.fit(X, devices=devices).n_participants_ == m
     history = History()
     est = FederatedKMeans(5, sample_fraction=0.1, n_rounds=4, random_state=0)
-    est.fit(X, devices, callback=history)
+    est.fit(X, devices=devices, callback=history)
     frame = history.to_frame()
     assert frame["round"].tolist() == [0, 1, 2, 3, 4]
     assert frame["objective"].iloc[-1] == pytest.approx(est.inertia_)
@@ -220,7 +220,8 @@ def test_clients_per_round_and_reproducibility():
 def test_recovers_the_papers_five_gaussians():
     X, devices = gaussian_clients(n_clients=50)
     est = FederatedKMeans(5, sample_fraction=0.3, local_epochs=5, client_lr=0.2, n_rounds=200,
-                          init="uniform", init_bounds=(0, 6), random_state=0).fit(X, devices)
+                          init="uniform", init_bounds=(0, 6), random_state=0)
+    est.fit(X, devices=devices)
     np.testing.assert_allclose(np.sort(est.cluster_centers_.ravel()), [1, 2, 3, 4, 5],
                                atol=0.1)
 
@@ -242,7 +243,7 @@ def test_recovers_the_papers_five_gaussians():
 def test_bad_parameters_are_named(param, value, message):
     X, devices = gaussian_clients(n_clients=5)
     with pytest.raises(ValueError, match=message):
-        FederatedKMeans(3, **{param: value}).fit(X, devices)
+        FederatedKMeans(3, **{param: value}).fit(X, devices=devices)
 
 
 def test_the_defaults_end_near_pooled_kmeans():
@@ -259,6 +260,6 @@ def test_the_defaults_end_near_pooled_kmeans():
         pooled = KMeans(5, n_init=10, random_state=0).fit(X).inertia_
         for name, params in (("defaults", {}), ("paper", paper)):
             est = FederatedKMeans(5, n_rounds=100, random_state=seed, **params)
-            worst[name] = max(worst[name], est.fit(X, devices).inertia_ / pooled)
+            worst[name] = max(worst[name], est.fit(X, devices=devices).inertia_ / pooled)
     assert worst["defaults"] <= 1.1
     assert worst["paper"] > 1.1

@@ -78,7 +78,7 @@ def _blobs(seed=0):
 
 def test_routing_by_local_centres_reproduces_the_induced_clustering():
     X, labels, devices = _blobs()
-    km = KFed(n_clusters=4, device_clusters=2, random_state=0).fit(X, devices)
+    km = KFed(n_clusters=4, device_clusters=2, random_state=0).fit(X, devices=devices)
     routed = route_by_local_centers(km, X, devices)
     np.testing.assert_array_equal(routed, km.labels_)
     with pytest.raises(ValueError, match="not in the k-FED fit"):

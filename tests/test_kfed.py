@@ -19,7 +19,7 @@ def mixture(seed, k=9, d=12, c=20.0, per_cluster=60, k_prime=3, m0=4):
 
 def test_recovers_planted_clusters_on_a_structured_federation():
     mix, devices = mixture(0)
-    km = KFed(9, 3, random_state=0).fit(mix.X, devices)
+    km = KFed(9, 3, random_state=0).fit(mix.X, devices=devices)
     assert clustering_accuracy(mix.labels, km.labels_) == 1.0
     # the global centers are the planted ones up to the local estimation error
     nearest = np.linalg.norm(km.cluster_centers_[:, None] - mix.centers[None], axis=-1).min(1)
@@ -30,7 +30,7 @@ def test_recovers_planted_clusters_on_a_structured_federation():
 
 def test_communication_is_one_round_with_exact_counts():
     mix, devices = mixture(1)
-    km = KFed(9, 3, random_state=1).fit(mix.X, devices)
+    km = KFed(9, 3, random_state=1).fit(mix.X, devices=devices)
     Z, d = len(np.unique(devices)), mix.X.shape[1]
     comm = km.communication_
     assert comm["rounds"] == 1
@@ -38,7 +38,7 @@ def test_communication_is_one_round_with_exact_counts():
     # the download is one message of cluster identities, one per local center
     assert comm["floats_down"] == 0 and comm["ints_down"] == Z * 3
     assert comm["messages_up"] == comm["messages_down"] == Z
-    sized = KFed(9, 3, server_weighting="size", random_state=1).fit(mix.X, devices)
+    sized = KFed(9, 3, server_weighting="size", random_state=1).fit(mix.X, devices=devices)
     assert sized.communication_["floats_up"] == Z * 3 * d
     assert sized.communication_["ints_up"] == Z * 3  # one size per local center
 
@@ -46,7 +46,7 @@ def test_communication_is_one_round_with_exact_counts():
 def test_labels_are_induced_by_local_clusters():
     """Definition 3.3: every point takes the global label of its (nearest) local center."""
     mix, devices = mixture(2, c=0.5)  # weak separation: local and global errors do occur
-    km = KFed(9, 3, random_state=2).fit(mix.X, devices)
+    km = KFed(9, 3, random_state=2).fit(mix.X, devices=devices)
     for dev in np.unique(devices):
         rows = np.flatnonzero(devices == dev)
         own = km.local_center_devices_ == dev
@@ -58,11 +58,12 @@ def test_labels_are_induced_by_local_clusters():
 
 def test_same_seed_same_result_and_seed_matters():
     mix, devices = mixture(3, c=0.05)
-    a = KFed(9, 3, random_state=7).fit(mix.X, devices)
-    b = KFed(9, 3, random_state=7).fit(mix.X, devices)
+    a = KFed(9, 3, random_state=7).fit(mix.X, devices=devices)
+    b = KFed(9, 3, random_state=7).fit(mix.X, devices=devices)
     assert np.array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
-    others = [KFed(9, 3, random_state=s).fit(mix.X, devices).cluster_centers_ for s in range(5)]
+    others = [KFed(9, 3, random_state=s).fit(mix.X, devices=devices).cluster_centers_
+              for s in range(5)]
     assert any(not np.array_equal(o, a.cluster_centers_) for o in others)
 
 
@@ -113,7 +114,8 @@ def test_farthest_point_seeding_by_hand():
 
 def test_the_printed_server_runs_exactly_one_lloyd_round():
     mix, devices = mixture(4, c=0.3)
-    km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4).fit(mix.X, devices)
+    km = KFed(9, 3, server_starts=1, server_lloyd_rounds=1, random_state=4)
+    km.fit(mix.X, devices=devices)
     # seeds: the k' centers of one device first (the start device reported), then farthest
     # points among all local centers
     first_device = km.local_center_devices_[
@@ -128,13 +130,14 @@ def test_the_printed_server_runs_exactly_one_lloyd_round():
     expected = np.stack([km.local_centers_[to_seed == j].mean(axis=0) for j in range(9)])
     np.testing.assert_allclose(km.cluster_centers_, expected, atol=1e-9)
     assert np.array_equal(km.local_center_labels_, to_seed) and km.n_iter_ == 1
-    converged = KFed(9, 3, server_lloyd_rounds="converge", random_state=4).fit(mix.X, devices)
+    converged = KFed(9, 3, server_lloyd_rounds="converge", random_state=4)
+    converged.fit(mix.X, devices=devices)
     nearest = np.linalg.norm(converged.local_centers_[:, None] -
                              converged.cluster_centers_[None], axis=-1).argmin(axis=1)
     assert np.array_equal(converged.local_center_labels_, nearest)
     assert converged.n_iter_ >= 1
     # more rounds can only lower the server's k-means cost on the local centers
-    more = KFed(9, 3, server_lloyd_rounds=50, random_state=4).fit(mix.X, devices)
+    more = KFed(9, 3, server_lloyd_rounds=50, random_state=4).fit(mix.X, devices=devices)
 
     def server_cost(m):
         return np.sum((m.local_centers_ - m.cluster_centers_[m.local_center_labels_]) ** 2)
@@ -147,7 +150,7 @@ def test_small_devices_and_low_dimension_are_handled(rng):
     X = np.vstack([rng.normal(m, 0.1, size=(30, 2)) for m in ([0, 0], [5, 0], [0, 5])])
     X = np.vstack([X, [[5.0, 5.0]], [[0.1, 0.0], [5.1, 0.1]]])
     devices = np.concatenate([np.repeat([0, 1, 2], 30), [3], [4, 4]])
-    km = KFed(4, 3, random_state=0).fit(X, devices)
+    km = KFed(4, 3, random_state=0).fit(X, devices=devices)
     assert km.labels_.shape == (len(X),)
     assert km.communication_["floats_up"] == len(km.local_centers_) * 2
     assert 3 in km.local_center_devices_ and np.sum(km.local_center_devices_ == 3) == 1
@@ -157,7 +160,7 @@ def test_small_devices_and_low_dimension_are_handled(rng):
 def test_partial_participation():
     mix, devices = mixture(5, k=9, m0=6)
     Z = len(np.unique(devices))
-    km = KFed(9, 3, participation=0.5, random_state=5).fit(mix.X, devices)
+    km = KFed(9, 3, participation=0.5, random_state=5).fit(mix.X, devices=devices)
     n_part = int(np.floor(0.5 * Z))
     assert len(km.participating_devices_) == n_part == km.communication_["devices_participating"]
     kinds = km.communication_.by_kind().set_index("kind")
@@ -174,7 +177,7 @@ def test_partial_participation():
 def test_new_devices_are_clustered_consistently_through_predict():
     mix, devices = mixture(6, per_cluster=80)
     train = devices % 4 != 3      # the last device of every group joins after the fit
-    km = KFed(9, 3, random_state=6).fit(mix.X[train], devices[train])
+    km = KFed(9, 3, random_state=6).fit(mix.X[train], devices=devices[train])
     new_labels = km.predict(mix.X[~train], devices=devices[~train])
     # same naming of clusters as in training, for every new point
     mapping = {t: p for t, p in zip(mix.labels[train], km.labels_, strict=True)}
@@ -187,13 +190,13 @@ def test_errors_name_the_argument():
     X = np.zeros((10, 2))
     devices = np.arange(10) % 2
     with pytest.raises(ValueError, match="device_clusters must be <= 3"):
-        KFed(3, 4).fit(X, devices)
+        KFed(3, 4).fit(X, devices=devices)
     with pytest.raises(ValueError, match="participation must be <= 1"):
-        KFed(3, 2, participation=1.5).fit(X, devices)
+        KFed(3, 2, participation=1.5).fit(X, devices=devices)
     with pytest.raises(ValueError, match="server_weighting must be one of"):
-        KFed(3, 2, server_weighting="mean").fit(X, devices)
+        KFed(3, 2, server_weighting="mean").fit(X, devices=devices)
     with pytest.raises(ValueError, match="one device id per row of X"):
-        KFed(3, 2).fit(X, devices[:5])
+        KFed(3, 2).fit(X, devices=devices[:5])
 
 
 def test_infeasible_settings_say_what_limits_the_local_centers():
@@ -202,23 +205,23 @@ def test_infeasible_settings_say_what_limits_the_local_centers():
     two_devices = np.arange(40) % 2
     # more clusters than samples: neither device_clusters nor participation would help
     with pytest.raises(ValueError, match=r"n_clusters=8 exceeds the number of samples \(5\)"):
-        KFed(8, 2).fit(X[:5], two_devices[:5])
+        KFed(8, 2).fit(X[:5], devices=two_devices[:5])
     with pytest.raises(InfeasibleSettingError,
                        match=r"2 devices can send at most 2 x k'=2 = 4 local centers: raise "
                              r"device_clusters to at least 4"):
-        KFed(8, 2, random_state=0).fit(X, two_devices)
+        KFed(8, 2, random_state=0).fit(X, devices=two_devices)
     with pytest.raises(InfeasibleSettingError,
                        match=r"only 1 of the 4 devices participate \(participation=0.25\)"):
-        KFed(4, 2, participation=0.25, random_state=0).fit(X, np.arange(40) % 4)
+        KFed(4, 2, participation=0.25, random_state=0).fit(X, devices=np.arange(40) % 4)
     small_devices = np.array([0, 1, 2, 2, 2, 2])  # sizes 1, 1, 4: at most 1 + 1 + 2 centers
     with pytest.raises(InfeasibleSettingError, match="devices hold too few points for k'=2"):
-        KFed(5, 2, random_state=0).fit(X[:6], small_devices)
+        KFed(5, 2, random_state=0).fit(X[:6], devices=small_devices)
     # every device's one local center is its mean, the same origin for all
     spread = np.array([[-1.0, 0], [1, 0], [-2, 0], [2, 0], [-3, 0], [3, 0]])
     with pytest.raises(InfeasibleSettingError, match="only 1 distinct local centers"):
-        KFed(3, 1, random_state=0).fit(spread, np.repeat(np.arange(3), 2))
+        KFed(3, 1, random_state=0).fit(spread, devices=np.repeat(np.arange(3), 2))
     with pytest.raises(InfeasibleSettingError, match="the data hold only 1 distinct point"):
-        KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), np.arange(6))
+        KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), devices=np.arange(6))
 
 
 def test_is_a_scikit_learn_estimator():
@@ -235,18 +238,19 @@ def test_each_device_gets_its_own_number_of_clusters():
     assert per_device.tolist() == [3] * 6
     # one device is told it holds 2 clusters: it sends 2 centers, the others 3
     per_device[0] = 2
-    km = KFed(9, per_device, random_state=7).fit(mix.X, devices)
+    km = KFed(9, per_device, random_state=7).fit(mix.X, devices=devices)
     sent = np.bincount(np.searchsorted(np.unique(devices), km.local_center_devices_))
     assert sent.tolist() == [2, 3, 3, 3, 3, 3]
     assert km.communication_["ints_down"] == sent.sum()
     assert np.array_equal(km.device_clusters_, per_device)
-    same = KFed(9, np.full(6, 3), random_state=7).fit(mix.X, devices)
+    same = KFed(9, np.full(6, 3), random_state=7).fit(mix.X, devices=devices)
     np.testing.assert_array_equal(same.cluster_centers_,
-                                  KFed(9, 3, random_state=7).fit(mix.X, devices).cluster_centers_)
+                                  KFed(9, 3, random_state=7).fit(mix.X, devices=devices)
+                                  .cluster_centers_)
     with pytest.raises(ValueError, match="one int per device"):
-        KFed(9, [3, 3], random_state=7).fit(mix.X, devices)
+        KFed(9, [3, 3], random_state=7).fit(mix.X, devices=devices)
     with pytest.raises(ValueError, match="device_clusters must be <= 9"):
-        KFed(9, np.full(6, 10)).fit(mix.X, devices)
+        KFed(9, np.full(6, 10)).fit(mix.X, devices=devices)
 
 
 def test_edge_cases_the_authors_code_fails_on():
@@ -255,15 +259,16 @@ def test_edge_cases_the_authors_code_fails_on():
     # authors' code); the seed point starts Lloyd and the emptied cluster is not sent
     dup = np.vstack([np.zeros((6, 3)), np.full((6, 3), 9.0), rng.normal(20, 0.1, (6, 3))])
     devices = np.repeat([0, 1], 9)  # device 0: two distinct points for k^(z) = 3 clusters
-    km = KFed(3, [3, 2], random_state=1).fit(dup, devices)
+    km = KFed(3, [3, 2], random_state=1).fit(dup, devices=devices)
     assert np.sum(km.local_center_devices_ == 0) == 2
     assert clustering_accuracy(np.repeat([0, 1, 2], 6), km.labels_) == 1.0
     # fewer features than local clusters: no projection
     X = np.concatenate([rng.normal(m, 0.05, 20) for m in (0, 5, 10)])[:, None]
-    km = KFed(3, 3, random_state=0).fit(X, np.arange(60) % 2)
+    km = KFed(3, 3, random_state=0).fit(X, devices=np.arange(60) % 2)
     assert clustering_accuracy(np.repeat([0, 1, 2], 20), km.labels_) == 1.0
     # exactly k local centers reach the server (the authors' code asserts more than k)
-    km = KFed(4, 2, random_state=0).fit(*two_by_two(rng))
+    X, devices = two_by_two(rng)
+    km = KFed(4, 2, random_state=0).fit(X, devices=devices)
     assert len(km.local_centers_) == 4 and len(np.unique(km.local_center_labels_)) == 4
 
 
@@ -277,10 +282,10 @@ def test_local_means_knob():
     rng = np.random.default_rng(3)
     X, devices = two_by_two(rng)
     for means in ("projected", "original"):
-        km = KFed(4, 2, local_means=means, random_state=0).fit(X, devices)
+        km = KFed(4, 2, local_means=means, random_state=0).fit(X, devices=devices)
         assert clustering_accuracy(np.repeat(np.arange(4), 30), km.labels_) == 1.0
     with pytest.raises(ValueError, match="local_means must be one of"):
-        KFed(4, 2, local_means="mean").fit(X, devices)
+        KFed(4, 2, local_means="mean").fit(X, devices=devices)
 
 
 def wide_cluster_federation(seed=0):
@@ -316,7 +321,7 @@ def test_default_escapes_the_tail_of_a_bad_start():
 
     def ratios(**params):
         return np.array([kmeans_cost(X, KFed(4, 2, random_state=s, **params)
-                                     .fit(X, devices).cluster_centers_) / optimum
+                                     .fit(X, devices=devices).cluster_centers_) / optimum
                          for s in range(16)])
 
     printed = ratios(server_starts=1, server_lloyd_rounds=1)
@@ -332,7 +337,7 @@ def test_server_keeps_the_start_with_the_smallest_spread():
     from fedclust.metrics import kmeans_cost
 
     X, devices = wide_cluster_federation()
-    km = KFed(4, 2, server_starts="all", random_state=0).fit(X, devices)
+    km = KFed(4, 2, server_starts="all", random_state=0).fit(X, devices=devices)
     points, owner = km.local_centers_, km.local_center_devices_
 
     spreads, costs = {}, {}
@@ -353,15 +358,15 @@ def test_server_keeps_the_start_with_the_smallest_spread():
 def test_server_starts_change_nothing_sent_and_are_reproducible():
     X, devices = wide_cluster_federation(1)
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(X))
-    fits = {starts: KFed(4, 2, server_starts=starts, random_state=3).fit(X, devices)
+    fits = {starts: KFed(4, 2, server_starts=starts, random_state=3).fit(X, devices=devices)
             for starts in (1, 5, "all")}
     summaries = {s: m.communication_.summary() for s, m in fits.items()}
     assert summaries[1] == summaries[5] == summaries["all"]
-    again = KFed(4, 2, server_starts=5, random_state=3).fit(X, devices)
+    again = KFed(4, 2, server_starts=5, random_state=3).fit(X, devices=devices)
     np.testing.assert_array_equal(again.cluster_centers_, fits[5].cluster_centers_)
     assert again.server_start_device_ == fits[5].server_start_device_
     # sample weights: every start is tried on the weighted local centers, same seed same output
-    weighted = [KFed(4, 2, server_weighting="size", random_state=3).fit(X, devices,
+    weighted = [KFed(4, 2, server_weighting="size", random_state=3).fit(X, devices=devices,
                                                                        sample_weight=w)
                 for _ in range(2)]
     np.testing.assert_array_equal(weighted[0].cluster_centers_, weighted[1].cluster_centers_)
@@ -373,8 +378,8 @@ def test_server_starts_is_validated():
     devices = np.arange(10) % 2
     for bad in (0, -1):
         with pytest.raises(ValueError, match="server_starts"):
-            KFed(3, 2, server_starts=bad).fit(X, devices)
+            KFed(3, 2, server_starts=bad).fit(X, devices=devices)
     with pytest.raises(ValueError, match="server_starts must be a positive int or 'all'"):
-        KFed(3, 2, server_starts="every").fit(X, devices)
+        KFed(3, 2, server_starts="every").fit(X, devices=devices)
     with pytest.raises((TypeError, ValueError), match="server_starts"):
-        KFed(3, 2, server_starts=2.5).fit(X, devices)
+        KFed(3, 2, server_starts=2.5).fit(X, devices=devices)

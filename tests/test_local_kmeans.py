@@ -19,7 +19,7 @@ def test_one_local_step_is_centralized_lloyd():
     X, y, centers = mixture()
     machines = iid_partition(len(X), 12, random_state=0)
     init = centers + 0.5
-    model = LocalKMeans(4, 1, n_iter=15, init=init).fit(X, machines)
+    model = LocalKMeans(4, 1, n_iter=15, init=init).fit(X, devices=machines)
     ref = lloyd(X, init, max_iter=15)
     np.testing.assert_allclose(model.cluster_centers_, ref.centers, atol=1e-10)
     assert np.array_equal(model.labels_, ref.labels)
@@ -29,7 +29,7 @@ def test_aggregation_is_weighted_by_local_cluster_sizes():
     # two machines, one cluster: the aggregate of the local means must be the pooled mean
     X = np.array([[0.0], [0.0], [0.0], [10.0]])
     machines = np.array([0, 0, 0, 1])
-    model = LocalKMeans(1, 1, n_iter=1, init=np.array([[5.0]])).fit(X, machines)
+    model = LocalKMeans(1, 1, n_iter=1, init=np.array([[5.0]])).fit(X, devices=machines)
     assert model.cluster_centers_[0, 0] == pytest.approx(2.5)  # not (0 + 10) / 2
 
 
@@ -37,7 +37,7 @@ def test_local_steps_between_aggregations_and_communication():
     X, y, centers = mixture(1)
     M, K, d, T, L = 10, 4, X.shape[1], 12, 4
     machines = iid_partition(len(X), M, random_state=1)
-    model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, machines)
+    model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, devices=machines)
     h = model.history_
     assert h["aggregated"].tolist() == [t > 0 and t % L == 0 for t in range(T + 1)]
     comm = model.communication_
@@ -48,7 +48,7 @@ def test_local_steps_between_aggregations_and_communication():
     # T is a multiple of L: the run ends on an aggregation, every machine holds the aggregate
     for z in range(M):
         np.testing.assert_array_equal(model.machine_centers_[z], model.cluster_centers_)
-    uneven = LocalKMeans(K, L, n_iter=T + 1, init=centers.copy()).fit(X, machines)
+    uneven = LocalKMeans(K, L, n_iter=T + 1, init=centers.copy()).fit(X, devices=machines)
     assert not np.allclose(uneven.machine_centers_[0], uneven.machine_centers_[1])
     assert uneven.communication_["floats_up"] == (T // L + 1) * M * K * d
 
@@ -57,7 +57,7 @@ def test_no_aggregation_never_synchronizes():
     X, y, centers = mixture(2)
     M, K, d = 8, 4, X.shape[1]
     machines = iid_partition(len(X), M, random_state=2)
-    model = LocalKMeans(K, None, n_iter=10, init=centers + 0.3).fit(X, machines)
+    model = LocalKMeans(K, None, n_iter=10, init=centers + 0.3).fit(X, devices=machines)
     assert not model.history_["aggregated"].any()
     comm = model.communication_
     assert comm["rounds"] == 1  # the initial broadcast only
@@ -76,7 +76,8 @@ def test_callback_sees_every_iteration_and_evaluation_stays_outside_the_fit():
                        "per_machine": lambda s: np.nanmean(
                            misclustering_by_group(y, s.labels, machines, 6))},
                       keep_labels=True)
-    model = LocalKMeans(4, 2, n_iter=6, init=centers + 0.8).fit(X, machines, callback=history)
+    model = LocalKMeans(4, 2, n_iter=6, init=centers + 0.8)
+    model.fit(X, devices=machines, callback=history)
     frame = history.to_frame()
     assert frame["round"].tolist() == list(range(7))
     assert frame["aggregated"].tolist() == model.history_["aggregated"].tolist()
@@ -93,7 +94,7 @@ def test_callback_sees_every_iteration_and_evaluation_stays_outside_the_fit():
 def test_labels_are_the_nearest_reported_centers_also_between_aggregations():
     X, _, centers = mixture(7, spread=2.0)
     machines = iid_partition(len(X), 6, random_state=7)
-    model = LocalKMeans(4, 3, n_iter=5, init=centers + 0.6).fit(X, machines)
+    model = LocalKMeans(4, 3, n_iter=5, init=centers + 0.6).fit(X, devices=machines)
     assert np.array_equal(model.labels_, model.predict(X))
     assert model.inertia_ == pytest.approx(kmeans_cost(X, model.cluster_centers_))
 
@@ -101,8 +102,8 @@ def test_labels_are_the_nearest_reported_centers_also_between_aggregations():
 def test_kmeans_plusplus_init_is_seeded_and_counted():
     X, y, _ = mixture(4)
     machines = iid_partition(len(X), 5, random_state=4)
-    a = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, machines)
-    b = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, machines)
+    a = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, devices=machines)
+    b = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, devices=machines)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     assert a.communication_["seeding_rounds"] == 8
     assert a.communication_["rounds"] == 8 + 1 + 2
@@ -112,9 +113,9 @@ def test_errors_name_the_argument():
     X, y, _ = mixture(5, n=100)
     machines = np.arange(100) % 4
     with pytest.raises(ValueError, match="local_steps must be >= 1"):
-        LocalKMeans(4, 0).fit(X, machines)
+        LocalKMeans(4, 0).fit(X, devices=machines)
     with pytest.raises(ValueError, match=r"init array must have shape \(4, 10\)"):
-        LocalKMeans(4, 1, init=np.zeros((3, 10))).fit(X, machines)
+        LocalKMeans(4, 1, init=np.zeros((3, 10))).fit(X, devices=machines)
 
 
 def test_misclustering_by_group_uses_each_groups_best_matching():
@@ -127,7 +128,7 @@ def test_misclustering_by_group_uses_each_groups_best_matching():
 def test_global_objective_is_the_cost_of_the_aggregated_centers():
     X, y, centers = mixture(6)
     machines = iid_partition(len(X), 6, random_state=6)
-    model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, machines)
+    model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, devices=machines)
     h = model.history_
     # t = 0: the initial centers; t = T = 3 ends on an aggregation: the reported centers
     assert h["global_objective"][0] == pytest.approx(kmeans_cost(X, centers + 0.4))

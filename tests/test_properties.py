@@ -66,7 +66,7 @@ def test_fits_or_refuses_the_setting_by_name(estimator_class, data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy overflow or empty-mean warning fails
         try:
-            est.fit(X, devices, sample_weight=weights)
+            est.fit(X, devices=devices, sample_weight=weights)
         except InfeasibleSettingError as error:
             assert str(error)  # says why
             return
@@ -88,7 +88,7 @@ def test_a_nan_or_infinity_anywhere_is_named(estimator_class, data, where, bad):
     X = X.copy()
     X.flat[where % X.size] = bad
     with pytest.raises(ValueError, match="X contains NaN or infinite values"):
-        make(estimator_class).fit(X, devices, sample_weight=weights)
+        make(estimator_class).fit(X, devices=devices, sample_weight=weights)
 
 
 @pytest.mark.parametrize("estimator_class", ALL, ids=lambda cls: cls.__name__)
@@ -99,4 +99,4 @@ def test_values_whose_squares_overflow_are_named(estimator_class, data, scale):
     X = X.copy()
     X.flat[0] = scale
     with pytest.raises(ValueError, match=r"X holds values up to .* too large for k-means"):
-        make(estimator_class).fit(X, devices, sample_weight=weights)
+        make(estimator_class).fit(X, devices=devices, sample_weight=weights)

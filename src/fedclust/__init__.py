@@ -1,8 +1,8 @@
 """fedclust: federated and distributed k-means, reproducibly.
 
-Every algorithm is a scikit-learn-style estimator fitted with
-``fit(X, devices, sample_weight=None)``. Names are imported on first use, so that light
-modules (the pipeline registry the Snakefile reads) load without the numerical stack.
+Every algorithm is a scikit-learn clusterer fitted with
+``fit(X, y=None, *, devices=None, sample_weight=None)``. Names are imported on first use, so
+that light modules (the pipeline registry the Snakefile reads) load without the numerical stack.
 """
 
 from importlib import import_module

@@ -148,7 +148,7 @@ class History:
     >>> X = np.r_[np.zeros((20, 2)), np.ones((20, 2)) * 9] + np.arange(40)[:, None] * 0.01
     >>> history = History(metrics={"n_labels": lambda s: len(np.unique(s.labels))})
     >>> km = LocalKMeans(2, local_steps=2, n_iter=4, random_state=0)
-    >>> km = km.fit(X, np.arange(40) % 4, callback=history)
+    >>> km = km.fit(X, devices=np.arange(40) % 4, callback=history)
     >>> last = history.records[-1]
     >>> last["round"], last["aggregated"], last["n_labels"]
     (4, True, 2.0)

@@ -4,7 +4,9 @@ Every estimator subclasses :class:`FederatedClusteringMixin`: scikit-learn conve
 (``get_params``/``set_params``/``clone`` through ``BaseEstimator``, a clusterer for
 ``sklearn.base.is_clusterer``, parameters validated in ``fit``, nothing computed in
 ``__init__``, fitted attributes ending in ``_``) and the project's federated convention
-``fit(X, devices, sample_weight=None)``. The mixin's ``fit`` validates the input, builds the
+``fit(X, y=None, *, devices=None, sample_weight=None)`` (``y`` ignored, as scikit-learn's
+``KMeans`` ignores it; ``devices`` a keyword, routed as metadata). The mixin's ``fit``
+validates the input, builds the
 :class:`~fedclust.federation.Federation` and the :class:`~fedclust.communication.Communication`
 ledger, draws from a generator that never consumes the caller's, calls the estimator's
 ``_fit`` and sets what every estimator exposes:
@@ -39,6 +41,12 @@ from ..metrics import kmeans_cost, labelled_cost
 __all__ = ["FederatedClusteringMixin"]
 
 
+def _n_rows(X) -> int:
+    """Rows of ``X`` before validation (for the one-device default); validation follows."""
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else len(X)
+
+
 class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     """Shared ``fit``, ``predict``, ``fit_predict`` and ``score`` (see the module docstring).
 
@@ -70,15 +78,21 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
             return kmeans_cost(X, centers, sample_weight=sample_weight)
         return labelled_cost(X, centers, labels, sample_weight)
 
-    def fit(self, X, devices, sample_weight=None, *, callback=None):
+    def fit(self, X, y=None, *, devices=None, sample_weight=None, callback=None):
         """Fit on the federation given by ``X`` and the device of each row.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        devices : array-like of int, shape (n_samples,)
-            The device (machine, client, site) holding each row.
-        sample_weight : array-like of shape (n_samples,), optional
+        y : Ignored
+            Not used, present for API consistency (as scikit-learn's ``KMeans``): class labels
+            that a ``Pipeline`` passes are never read as devices.
+        devices : array-like of int, shape (n_samples,), default=None
+            The device (machine, client, site) holding each row; None: one device holds every
+            row. Keyword only; a metadata that ``Pipeline``, ``GridSearchCV`` and
+            ``cross_validate`` pass to ``fit`` when metadata routing is on and the estimator
+            requests it (``set_fit_request(devices=True)``).
+        sample_weight : array-like of shape (n_samples,), default=None
             Weight of every row; ``w`` repeated rows and weight ``w`` fit the same model.
         callback : callable(RoundState), optional
             Called after every round by estimators that run rounds (e.g.
@@ -92,6 +106,8 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
         if callback is not None and not self._reports_rounds:
             raise TypeError(f"{type(self).__name__} runs no rounds to report: callback must "
                             f"be None")
+        if devices is None:
+            devices = np.zeros(_n_rows(X), dtype=np.int64)
         federation = Federation.from_devices(
             X, devices, sample_weight=sample_weight, topology=getattr(self, "topology", None),
             allow_negative_weights=self._allows_negative_weights)
@@ -105,9 +121,10 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
                                    self.labels_[federation.order], federation.weights)
         return self
 
-    def fit_predict(self, X, devices, sample_weight=None, **kwargs):
-        """Fit on the federation and return the cluster of every row (``labels_``)."""
-        return self.fit(X, devices, sample_weight, **kwargs).labels_
+    def fit_predict(self, X, y=None, *, devices=None, sample_weight=None, **kwargs):
+        """Fit on the federation and return the cluster of every row (``labels_``); the
+        parameters are :meth:`fit`'s."""
+        return self.fit(X, devices=devices, sample_weight=sample_weight, **kwargs).labels_
 
     def predict(self, X):
         """Index of the nearest center in ``cluster_centers_`` for every row of ``X``."""

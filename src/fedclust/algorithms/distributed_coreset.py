@@ -117,7 +117,7 @@ class DistributedCoreset(FederatedClusteringMixin):
     >>> X = np.r_[rng.normal(0, 0.1, (200, 2)), rng.normal(5, 0.1, (200, 2))]
     >>> devices = np.arange(400) % 9
     >>> km = DistributedCoreset(2, coreset_size=60, topology=Topology.grid(3),
-    ...                         random_state=0).fit(X, devices)
+    ...                         random_state=0).fit(X, devices=devices)
     >>> [round(float(c)) for c in sorted(km.cluster_centers_[:, 0])]
     [0, 5]
     >>> km.coreset_.size  # 60 draws and 2 local centers on each of the 9 nodes

@@ -66,7 +66,7 @@ class DistributedLloyd(FederatedClusteringMixin):
     >>> import numpy as np
     >>> from fedclust import DistributedLloyd
     >>> X = np.r_[np.zeros((10, 2)), np.full((10, 2), 5.0)]
-    >>> km = DistributedLloyd(2, random_state=0).fit(X, np.arange(20) % 4)
+    >>> km = DistributedLloyd(2, random_state=0).fit(X, devices=np.arange(20) % 4)
     >>> sorted(km.cluster_centers_[:, 0].tolist()), km.communication_["lloyd_rounds"]
     ([0.0, 5.0], 2)
     """

@@ -152,13 +152,13 @@ class FederatedKMeans(FederatedClusteringMixin):
     >>> rng = np.random.default_rng(0)
     >>> X = np.r_[rng.normal(1, 0.2, (50, 1)), rng.normal(3, 0.2, (50, 1))]
     >>> devices = np.repeat(np.arange(10), 10)     # every client holds one Gaussian
-    >>> km = FederatedKMeans(2, n_rounds=30, random_state=0).fit(X, devices)
+    >>> km = FederatedKMeans(2, n_rounds=30, random_state=0).fit(X, devices=devices)
     >>> np.sort(km.cluster_centers_.ravel()).round(1).tolist()
     [1.0, 3.0]
     >>> km.n_participants_, int(km.communication_.total("centers"))   # 30 rounds x 10 x K d
     (10, 600)
     >>> paper = FederatedKMeans(2, sample_fraction=0.5, init="uniform", init_bounds=(0, 3),
-    ...                         n_rounds=30, random_state=0).fit(X, devices)   # Algorithm 1
+    ...                         n_rounds=30, random_state=0).fit(X, devices=devices)  # Algorithm 1
     >>> np.sort(paper.cluster_centers_.ravel()).round(1).tolist(), paper.n_participants_
     ([1.0, 3.0], 5)
     """

@@ -570,7 +570,7 @@ class KFed(FederatedClusteringMixin):
     >>> labels = np.repeat(np.arange(4), 50)
     >>> X = centers[labels] + rng.standard_normal((200, 5))
     >>> devices = 2 * (labels // 2) + np.arange(200) % 2  # each device sees 2 clusters
-    >>> km = KFed(n_clusters=4, device_clusters=2, random_state=0).fit(X, devices)
+    >>> km = KFed(n_clusters=4, device_clusters=2, random_state=0).fit(X, devices=devices)
     >>> km.communication_["rounds"], km.communication_["ints_down"]  # 4 devices x 2 ids
     (1, 8)
     """

@@ -86,7 +86,8 @@ class LocalKMeans(FederatedClusteringMixin):
     >>> from fedclust import LocalKMeans
     >>> rng = np.random.default_rng(0)
     >>> X = np.r_[rng.normal(0, 0.1, (40, 2)), rng.normal(5, 0.1, (40, 2))]
-    >>> km = LocalKMeans(2, local_steps=3, n_iter=6, random_state=0).fit(X, np.arange(80) % 4)
+    >>> km = LocalKMeans(2, local_steps=3, n_iter=6, random_state=0)
+    >>> km = km.fit(X, devices=np.arange(80) % 4)
     >>> km.history_["aggregated"].nonzero()[0].tolist()
     [3, 6]
     >>> kinds = km.communication_.by_kind().set_index("kind")

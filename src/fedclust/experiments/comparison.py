@@ -205,7 +205,7 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
         else:
             estimator = fit.build(seed, int(dk.max()) + 1)
             try:
-                model, seconds, peak = measure(partial(estimator.fit, Xk, dk))
+                model, seconds, peak = measure(partial(estimator.fit, Xk, devices=dk))
             except InfeasibleSettingError as error:
                 log.warning("skipped %s %s on %s/%s (dropout %g, run %d): %s", algorithm,
                             variant, dataset, partition, dropout, run, error)

@@ -212,12 +212,13 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
         if value == CENTRAL:
             X, _ = data["train"]
             model = central_estimator(settings, random_state=run_seed)
-            model.fit(X, np.zeros(len(X), dtype=np.int64))
+            model.fit(X, devices=np.zeros(len(X), dtype=np.int64))
             params = dict.fromkeys(VARIED, CENTRAL)
         else:
             params = {**fixed, vary: value}
             model = estimator_for(settings, random_state=run_seed, **params)
-            model.fit(*data["train"])
+            X, devices = data["train"]
+            model.fit(X, devices=devices)
         ids = {"sweep": sweep, "varied": vary, "position": values.index(value),
                "setting": str(value), "seed": s,
                "run_seed": run_seed, **{k: str(v) for k, v in params.items()}}
@@ -269,12 +270,12 @@ def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
 
     if spec.get("central"):
         model = central_estimator(settings, n_rounds=spec["n_rounds"], random_state=run_seed)
-        model.fit(X, np.zeros(len(X), dtype=np.int64), callback=keep)
+        model.fit(X, devices=np.zeros(len(X), dtype=np.int64), callback=keep)
     else:
         model = estimator_for(settings, sample_fraction=spec["sample_fraction"],
                               local_epochs=spec["local_epochs"], client_lr=spec["client_lr"],
                               n_rounds=spec["n_rounds"], random_state=run_seed)
-        model.fit(X, devices, callback=keep)
+        model.fit(X, devices=devices, callback=keep)
     return tidy(records, PROGRESS_IDS)
 
 
@@ -334,7 +335,7 @@ def real_data_runs(X, devices, oracle_cost: float, n_clusters: int, settings: di
         ids = {"dataset": dataset, "algorithm": algorithm, "setting": setting,
                "n_clusters": k, "run": run, "seed": seed}
         try:
-            model = make(seed).fit(X, devices)
+            model = make(seed).fit(X, devices=devices)
         except InfeasibleSettingError as error:
             log.warning("skipped %s %s on %s, run %d: %s", algorithm, setting, dataset, run,
                         error)

@@ -177,7 +177,7 @@ def _fit_kfed(data: FLData, params: dict, seed: int) -> KFed:
     return KFed(n_clusters=params["n_clusters"], device_clusters=params["device_clusters"],
                 server_lloyd_rounds=params["server_lloyd_rounds"],
                 server_starts=params["server_starts"],
-                random_state=seed_for(seed, "kfed")).fit(data.kfed_X, data.devices)
+                random_state=seed_for(seed, "kfed")).fit(data.kfed_X, devices=data.devices)
 
 
 def _selection(name: str, cfg: dict, km: KFed | None):

@@ -145,8 +145,8 @@ def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, n_devices: int
             model_s = KFed(k, per_device, **PRINTED,
                            random_state=seed_for(seed, "k-FED structured"))
             model_i = KFed(k, k_prime, **PRINTED, random_state=seed_for(seed, "k-FED iid"))
-            model_s.fit(X, structured)
-            model_i.fit(X, iid)
+            model_s.fit(X, devices=structured)
+            model_i.fit(X, devices=iid)
         except InfeasibleSettingError as error:
             records.append(_skip(base, error, f"Fig 2 {dataset} k'={k_prime} run {j}"))
             continue
@@ -213,7 +213,7 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid, n_devi
             record = {**base, "algorithm": name}
             model = build(k, per_device, max_iter, seed_for(seed, name))
             try:
-                model.fit(X, devices)
+                model.fit(X, devices=devices)
             except InfeasibleSettingError as error:
                 records.append(_skip(record, error, f"Fig 3 {dataset} {name} k'={k_prime}"))
                 continue
@@ -250,7 +250,7 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
             model = KFed(k, device_clusters, **PRINTED, participation=float(p),
                          random_state=seed)
             try:
-                model.fit(X, devices)
+                model.fit(X, devices=devices)
             except InfeasibleSettingError as error:
                 records.append(_skip(base, error, f"participation {dataset} p={p} run {j}"))
                 continue
@@ -300,10 +300,10 @@ def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per
             try:
                 if refit is None:
                     refit = KFed(k, device_clusters, **PRINTED,
-                                 random_state=seed_for(run, "k-FED refit")).fit(X, devices)
+                                 random_state=seed_for(run, "k-FED refit")).fit(X, devices=devices)
                 early = KFed(k, device_clusters, **PRINTED,
                              random_state=seed_for(seed, "k-FED early"))
-                early.fit(X[~out], devices[~out])
+                early.fit(X[~out], devices=devices[~out])
             except InfeasibleSettingError as error:
                 records.append(_skip({**base, "method": "both"}, error,
                                      f"new devices {dataset} h={h} run {j}"))
@@ -363,7 +363,7 @@ def heterogeneity_sweep(X, natural_devices, oracle: Oracle, *, device_clusters: 
                 "mix_fraction": float(frac), "run": j, "seed": seed}
         try:
             model = KFed(k, device_clusters, **PRINTED, random_state=seed_for(seed, "k-FED"))
-            model.fit(X, devices)
+            model.fit(X, devices=devices)
         except InfeasibleSettingError as error:
             records.append(_skip(base, error, f"heterogeneity {dataset} mix={frac} run {j}"))
             continue

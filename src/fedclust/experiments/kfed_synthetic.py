@@ -70,7 +70,7 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
                                    random_state=seed_for(seed, "partition"), groups=mix.groups)
     model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
                  server_starts=server_starts,
-                 random_state=seed_for(seed, "k-FED")).fit(mix.X, devices)
+                 random_state=seed_for(seed, "k-FED")).fit(mix.X, devices=devices)
     cost = kmeans_cost(mix.X, model.cluster_centers_, model.labels_)
     planted = kmeans_cost(mix.X, mix.centers, mix.labels)
     comm = model.communication_

@@ -189,7 +189,7 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
             history = History(_scores(labels, machines, n_machines))
             model = LocalKMeans(n_clusters, L, n_iter=n_iter, init=start,
                                 random_state=seed_for(seed, "LocalKMeans++"))
-            model.fit(X, machines, callback=history)
+            model.fit(X, devices=machines, callback=history)
             rounds = history.to_frame()
             base = {**keys, "init": init, "n_machines": n_machines, "n_iter": n_iter,
                     "local_steps": local_steps_label(L), "trial": trial, "seed": seed}

@@ -12,13 +12,13 @@ import inspect
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.base import clone, is_clusterer
 from sklearn.exceptions import NotFittedError
 
 from fedclust import DistributedCoreset
 from fedclust.algorithms import ESTIMATORS, FederatedClusteringMixin
 from fedclust.communication import SERVER, Communication
-from fedclust.exceptions import InfeasibleSettingError
 from fedclust.lloyd import lloyd
 from fedclust.metrics import clustering_accuracy, kmedian_cost
 from fedclust.rounds import History
@@ -200,30 +200,51 @@ def test_unit_sample_weights_fit_as_no_weights(cls):
 
 
 def test_errors_name_the_argument(estimator_class):
+    """Bad input is refused in scikit-learn's words where scikit-learn has them (its own
+    checks, and its users, expect them), in ours for what is federated."""
+    from sklearn.exceptions import ConvergenceWarning
+
     X, _, devices = blobs(5, per_cluster=5)
     est = make(estimator_class)
     bad = X.copy()
     bad[3, 1] = np.nan
-    with pytest.raises(ValueError, match="X contains NaN or infinite"):
+    with pytest.raises(ValueError, match="Input X contains NaN"):
         est.fit(bad, devices=devices)
     bad[3, 1] = np.inf
-    with pytest.raises(ValueError, match="X contains NaN or infinite"):
+    with pytest.raises(ValueError, match="Input X contains infinity"):
         est.fit(bad, devices=devices)
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        est.fit(X + 1j, devices=devices)
+    with pytest.raises(TypeError, match="Sparse data was passed .* but dense data is required"):
+        est.fit(scipy.sparse.csr_matrix(X), devices=devices)
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array instead"):
+        est.fit(X[:, 0], devices=devices)
+    with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\)"):
+        est.fit(X[:0], devices=devices[:0])
     with pytest.raises(ValueError, match="devices must be a 1-D array with one device id"):
         est.fit(X, devices=devices[:-1])
     with pytest.raises(ValueError, match=r"n_clusters=.* exceeds the number of samples \(2\)"):
         make(estimator_class).fit(X[:2], devices=devices[:2])
-    with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
+    with pytest.raises(ValueError, match=r"sample_weight.shape == \(3,\), expected"):
         est.fit(X, devices=devices, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="Sample weights must contain at least one non-zero"):
+        est.fit(X, devices=devices, sample_weight=np.zeros(len(X)))
     if not estimator_class._allows_negative_weights:
-        with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        with pytest.raises(ValueError, match="Negative values in data passed to"):
             est.fit(X, devices=devices, sample_weight=-np.ones(len(X)))
-    with pytest.raises(ValueError, match="X has 3 features, but"):
+    with pytest.raises(ValueError, match="X has 3 features, but .* is expecting 4 features"):
         est.fit(X, devices=devices).predict(X[:, :3])
-    # k identical centres are no answer: fewer distinct points than clusters is refused
-    with pytest.raises(InfeasibleSettingError, match="the data hold only 2 distinct point"):
-        make(estimator_class).fit(np.where(np.arange(len(X))[:, None] % 2, 1.0, -1.0) *
-                                  np.ones_like(X), devices=devices)
+    # an object array of numbers is numbers
+    as_objects = make(estimator_class).fit(X.astype(object), devices=devices)
+    np.testing.assert_array_equal(as_objects.cluster_centers_,
+                                  make(estimator_class).fit(X, devices=devices).cluster_centers_)
+    # fewer distinct points than clusters: as scikit-learn's KMeans, a warning and a model
+    two = np.where(np.arange(len(X))[:, None] % 2, 1.0, -1.0) * np.ones_like(X)
+    with pytest.warns(ConvergenceWarning, match=r"Number of distinct clusters \(2\) found"):
+        fitted = make(estimator_class).fit(two, devices=devices)
+    centers, labels = fitted.cluster_centers_, fitted.labels_
+    assert centers.shape == (3, X.shape[1]) and np.isfinite(centers).all()
+    assert fitted.inertia_ == pytest.approx(independent_cost(two, centers, labels))
     with pytest.raises(ValueError, match=r"X holds values up to 1e\+300, too large"):
         est.fit(np.vstack([X[:-1], np.full((1, X.shape[1]), 1e300)]), devices=devices)
 

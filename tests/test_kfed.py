@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from fedclust import KFed, structured_partition
 from fedclust.algorithms.kfed import farthest_point_seeding
@@ -220,8 +221,10 @@ def test_infeasible_settings_say_what_limits_the_local_centers():
     spread = np.array([[-1.0, 0], [1, 0], [-2, 0], [2, 0], [-3, 0], [3, 0]])
     with pytest.raises(InfeasibleSettingError, match="only 1 distinct local centers"):
         KFed(3, 1, random_state=0).fit(spread, devices=np.repeat(np.arange(3), 2))
-    with pytest.raises(InfeasibleSettingError, match="the data hold only 1 distinct point"):
-        KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), devices=np.arange(6))
+    # fewer distinct points than clusters: scikit-learn's warning, and the seeds repeat
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(1\) found"):
+        km = KFed(4, 1, random_state=0).fit(np.zeros((6, 2)), devices=np.arange(6))
+    assert (km.cluster_centers_ == 0).all() and km.inertia_ == 0.0
 
 
 def test_is_a_scikit_learn_estimator():
@@ -383,3 +386,34 @@ def test_server_starts_is_validated():
         KFed(3, 2, server_starts="every").fit(X, devices=devices)
     with pytest.raises((TypeError, ValueError), match="server_starts"):
         KFed(3, 2, server_starts=2.5).fit(X, devices=devices)
+
+
+def test_partial_fit_lets_new_devices_join_as_theorem_3_2_says():
+    mix, devices = mixture(4, c=0.3)
+    late = np.isin(devices, np.unique(devices)[-3:])
+    km = KFed(9, 3, random_state=0).fit(mix.X[~late], devices=devices[~late])
+    centers, n_local = km.cluster_centers_.copy(), len(km.local_centers_)
+    rounds = km.communication_["rounds"]
+    expected = km.predict(mix.X[late], devices=devices[late])
+    assert km.partial_fit(mix.X[late], devices=devices[late]) is km
+    # the global centers stay; the new rows take their local centers' global clusters
+    np.testing.assert_array_equal(km.cluster_centers_, centers)
+    np.testing.assert_array_equal(km.labels_, expected)
+    assert clustering_accuracy(mix.labels[late], km.labels_) == 1.0
+    new = km.local_center_devices_[n_local:]
+    assert set(new) == set(np.unique(devices[late])) and len(new) == 3 * 3
+    assert np.array_equal(km.local_center_labels_[n_local:],
+                          km.predict(km.local_centers_[n_local:]))
+    assert set(km.device_ids_) == set(np.unique(devices))
+    # booked as late devices (no new round): 9 local centers up, 9 cluster ids down
+    edges = km.communication_.by_edge()
+    up = edges[edges.kind == "late_local_centers"]
+    assert up.floats.sum() == 9 * mix.X.shape[1] and km.communication_["rounds"] == rounds
+    assert edges[edges.kind == "late_cluster_ids"].ints.sum() == 9
+    with pytest.raises(ValueError, match="already joined this model"):
+        km.partial_fit(mix.X[late], devices=devices[late])
+    # unfitted, partial_fit is fit
+    fresh = KFed(9, 3, random_state=0).partial_fit(mix.X, devices=devices)
+    np.testing.assert_array_equal(
+        fresh.cluster_centers_, KFed(9, 3, random_state=0).fit(mix.X, devices=devices)
+        .cluster_centers_)

@@ -182,8 +182,12 @@ def test_negative_and_zero_weights_are_never_drawn():
     for _ in range(300):
         _, rows = kmeans_plusplus(POINTS, 3, sample_weight=w, random_state=rng)
         assert set(rows.tolist()) <= {0, 2, 4}
-    with pytest.raises(ValueError, match="exceeds the 3 rows of positive weight"):
-        kmeans_plusplus(POINTS, 4, sample_weight=w, random_state=0)
+    # more centers than rows of positive weight: the later draws repeat them (the estimators
+    # warn about fewer distinct points than clusters), never a row of weight <= 0
+    _, rows = kmeans_plusplus(POINTS, 4, sample_weight=w, random_state=0)
+    assert set(rows.tolist()) == {0, 2, 4}
+    with pytest.raises(ValueError, match="sample_weight has no positive weight"):
+        kmeans_plusplus(POINTS, 2, sample_weight=np.zeros(len(w)), random_state=0)
 
 
 def test_kmeans_plusplus_seeding_costs_two_rounds_per_center(rng):

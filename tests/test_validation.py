@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -37,18 +39,22 @@ def test_fit_rng_copies_a_generator_and_seeds_the_rest():
 
 
 def test_distinct_points_are_counted_past_a_repeated_head():
+    from sklearn.exceptions import ConvergenceWarning
+
     from fedclust._validation import check_distinct_points
-    from fedclust.exceptions import InfeasibleSettingError
     # the first 8k rows repeat one point: the full scan finds the other two at the end
     X = np.zeros((100, 2))
     X[-1], X[-2] = [1.0, 0.0], [0.0, 1.0]
-    check_distinct_points(X, 3)
-    with pytest.raises(InfeasibleSettingError, match="only 3 distinct point.*n_clusters=4"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_distinct_points(X, 3)
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\) found smaller than "
+                                                r"n_clusters \(4\)"):
         check_distinct_points(X, 4)
     # a distinct point of zero weight does not count
     weights = np.ones(100)
     weights[-1] = 0.0
-    with pytest.raises(InfeasibleSettingError, match="only 2 distinct point"):
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(2\)"):
         check_distinct_points(X, 3, weights)
 
 

@@ -154,26 +154,30 @@ def _distinct_rows(X: np.ndarray, cap: int) -> int:
     return found
 
 
-def check_distinct_points(X: np.ndarray, n_clusters: int, sample_weight=None) -> None:
-    """Raise :class:`~fedclust.exceptions.InfeasibleSettingError` when ``X`` (its rows of
-    positive weight) holds fewer than ``n_clusters`` distinct points: k distinct centres
-    cannot be found, and an estimator would otherwise return duplicate ones silently.
+def check_distinct_points(X: np.ndarray, n_clusters: int, sample_weight=None) -> bool:
+    """Warn (scikit-learn's ``ConvergenceWarning``, as ``KMeans`` does) when ``X`` (its rows of
+    positive weight) holds fewer than ``n_clusters`` distinct points: some of the ``k``
+    centres found are then duplicates, or clusters without a row. Returns whether it warned.
 
     Most data show ``n_clusters`` distinct rows among their first few rows, so the full scan
     runs only on data with many repeated rows.
     """
-    from .exceptions import InfeasibleSettingError
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
 
     if sample_weight is not None:
         X = X[sample_weight > 0]
     head = X[:8 * n_clusters]
     if _distinct_rows(head, n_clusters) >= n_clusters:
-        return
+        return False
     found = _distinct_rows(X, n_clusters)
     if found < n_clusters:
-        raise InfeasibleSettingError(
-            f"the data hold only {found} distinct point(s) (of positive weight); "
-            f"n_clusters={n_clusters} distinct centres cannot be found")
+        warnings.warn(
+            f"Number of distinct clusters ({found}) found smaller than n_clusters "
+            f"({n_clusters}). Possibly due to duplicate points in X (the data hold only "
+            f"{found} distinct point(s) of positive weight).", ConvergenceWarning, stacklevel=3)
+    return found < n_clusters
 
 
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:

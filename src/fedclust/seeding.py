@@ -52,9 +52,12 @@ def _positive(weights, n: int) -> np.ndarray | None:
 
 
 def _check_enough(n_clusters: int, n_drawable: int, what: str) -> None:
-    if n_clusters > n_drawable:
-        raise ValueError(f"n_clusters={n_clusters} exceeds the {n_drawable} {what} that "
-                         f"seeding can draw from")
+    """Seeding needs a row to draw; with fewer drawable rows than ``n_clusters`` the later
+    draws repeat rows (duplicate centers), as with fewer distinct points, which the
+    estimators announce (a ``ConvergenceWarning``, as scikit-learn's ``KMeans``)."""
+    if n_clusters > 0 and n_drawable < 1:
+        raise ValueError(f"n_clusters={n_clusters}: there are no {what} that seeding can "
+                         f"draw from")
 
 
 def _sq_dist_to(X, x_sq, row) -> np.ndarray:
@@ -331,7 +334,11 @@ def distributed_random_init(federation: Federation, n_clusters: int,
     """
     n, d = federation.n_samples, federation.n_features
     w = _drawing_weights(federation)
-    _check_enough(n_clusters, int((w > 0).sum()), "rows of the federation")
+    drawable = int((w > 0).sum())
+    if n_clusters > drawable:  # distinct rows, by definition of this initialisation
+        raise ValueError(f"n_clusters={n_clusters} exceeds the {drawable} rows of the "
+                         f"federation that a random initialisation can draw (distinct rows "
+                         f"of positive weight)")
     rows = rng.choice(n, size=n_clusters, replace=False, p=w / w.sum())
     owners, per_owner = np.unique(np.searchsorted(federation.offsets, rows, side="right") - 1,
                                   return_counts=True)

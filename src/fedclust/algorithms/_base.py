@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._validation import check_data, check_distinct_points, check_n_clusters, fit_rng
+from .._validation import check_distinct_points, check_n_clusters, fit_rng
 from ..communication import Communication
 from ..federation import Federation
 from ..lloyd import assign
@@ -41,10 +41,9 @@ from ..metrics import kmeans_cost, labelled_cost
 __all__ = ["FederatedClusteringMixin"]
 
 
-def _n_rows(X) -> int:
-    """Rows of ``X`` before validation (for the one-device default); validation follows."""
-    shape = getattr(X, "shape", None)
-    return int(shape[0]) if shape is not None and len(shape) else len(X)
+#: How ``fit`` and ``predict`` validate ``X`` (scikit-learn's ``validate_data``): float32 stays
+#: float32, every other numeric type becomes float64, C order (the kernel reads rows).
+_X_CHECKS = {"accept_sparse": False, "dtype": [np.float64, np.float32], "order": "C"}
 
 
 class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
@@ -106,13 +105,22 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
         if callback is not None and not self._reports_rounds:
             raise TypeError(f"{type(self).__name__} runs no rounds to report: callback must "
                             f"be None")
+        # scikit-learn's validation and wording: 2-D, numeric (object arrays of numbers
+        # converted), not complex, dense (sparse refused, saying so), finite, non-empty
+        X = validate_data(self, X, **_X_CHECKS)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=np.float64,
+                ensure_non_negative=not self._allows_negative_weights)
         if devices is None:
-            devices = np.zeros(_n_rows(X), dtype=np.int64)
+            devices = np.zeros(X.shape[0], dtype=np.int64)
         federation = Federation.from_devices(
             X, devices, sample_weight=sample_weight, topology=getattr(self, "topology", None),
             allow_negative_weights=self._allows_negative_weights)
         check_n_clusters(self.n_clusters, federation.n_samples)
-        check_distinct_points(federation.X, self.n_clusters, federation.weights)
+        # fewer distinct points than clusters: warned, and duplicate centres allowed
+        self._few_distinct_points = check_distinct_points(federation.X, self.n_clusters,
+                                                          federation.weights)
         comm = Communication(float_bytes=federation.X.itemsize)
         self._fit(federation, fit_rng(self.random_state), comm, callback)
         self.n_features_in_ = federation.n_features
@@ -141,10 +149,4 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
                            sample_weight=sample_weight)
 
     def _check_test_data(self, X):
-        X = check_data(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
-                f"{self.n_features_in_}"
-            )
-        return X
+        return validate_data(self, X, reset=False, **_X_CHECKS)

@@ -80,7 +80,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 from numba import njit, prange
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._validation import (
     check_choice,
@@ -339,13 +339,17 @@ class _FarthestCache:
 
 
 def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: int, *,
-                           cache: _FarthestCache | None = None) -> np.ndarray:
+                           cache: _FarthestCache | None = None,
+                           repeat: bool = False) -> np.ndarray:
     """Algorithm 2, steps 2-6: start from the rows ``first`` and repeatedly add the row farthest
     from those chosen, until ``n_clusters`` rows are chosen (one compiled loop: the server
     tries many starts, each of ``n_clusters`` steps over a few thousand local centers).
 
     ``cache``: distance rows of earlier calls on the same ``points`` (:class:`_FarthestCache`),
-    reused where a start chooses a row an earlier one chose (the same numbers).
+    reused where a start chooses a row an earlier one chose (the same numbers). ``repeat``:
+    when fewer than ``n_clusters`` rows are distinct, the chosen rows are repeated (duplicate
+    seeds: the data hold fewer distinct points than clusters, which ``fit`` has warned of);
+    otherwise that is an error.
 
     Returns
     -------
@@ -362,9 +366,13 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     n_chosen = _farthest_kernel(points, min_sq.astype(np.float64), chosen, len(first),
                                 cache.rows, cache.slot_of, cache.n_rows)
     if n_chosen < n_clusters:
+        if repeat:
+            chosen[n_chosen:] = chosen[np.arange(n_clusters - n_chosen) % n_chosen]
+            return chosen
         raise InfeasibleSettingError(
             f"only {n_chosen} distinct local centers reached the server; k-FED cannot form "
-            f"n_clusters={n_clusters} clusters"
+            f"n_clusters={n_clusters} clusters (Algorithm 2, steps 2-6: the server seeds k "
+            f"distinct centers among the local centers)"
         )
     return chosen
 
@@ -416,7 +424,8 @@ def _server_spread(points, centers, labels, weights=None) -> float:
     return float(dist.sum() if weights is None else np.dot(weights, dist))
 
 
-def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=None):
+def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=None, *,
+                      repeat: bool = False):
     """Algorithm 2, steps 2-7, from the local centers of each device in ``starts``; the
     clustering of the local centers with the smallest total (weighted) distance from each local
     center to its global center is kept (ties: the earlier start).
@@ -434,6 +443,9 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
         Lloyd rounds of step 7 (:func:`server_rounds`).
     weights : ndarray of shape (n_local,), optional
         Weights of the local centers in Lloyd's means and in the criterion.
+    repeat : bool
+        Repeat seeds when fewer than ``n_clusters`` local centers are distinct
+        (:func:`farthest_point_seeding`).
 
     Returns
     -------
@@ -449,7 +461,8 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
     with _one_thread():
         for start in starts:
             first = np.flatnonzero(devices == start)
-            init = points[farthest_point_seeding(points, first, n_clusters, cache=cache)]
+            init = points[farthest_point_seeding(points, first, n_clusters, cache=cache,
+                                                 repeat=repeat)]
             centers, labels, n_rounds = server_rounds(points, init, rounds, weights)
             spread = _server_spread(points, centers, labels, weights) if len(starts) > 1 \
                 else 0.0
@@ -477,10 +490,14 @@ class KFed(FederatedClusteringMixin):
     ----------
     n_clusters : int, default=8
         ``k``, the number of clusters over the whole network.
-    device_clusters : int or array-like of int, default=2
+    device_clusters : int, array-like of int or "auto", default="auto"
         ``k^(z)``, the number of clusters each device finds locally: one value for every
         device (``k'``) or one per device, in the order of ``np.unique(devices)``. At most
-        ``n_clusters``.
+        ``n_clusters``. ``"auto"`` (not in the paper): the least ``k'`` with which the ``Z``
+        devices send ``k`` local centers, ``ceil(k / Z)`` -- one device holding every row
+        (``fit`` without ``devices``) then finds all ``k`` clusters itself and the server
+        keeps them. The paper's ``k'`` is the number of clusters a device holds: give it
+        when it is known (the analysis needs ``k' <= sqrt(k)``).
     server_lloyd_rounds : int or "converge", default="converge"
         Lloyd rounds the server runs on the local centers after farthest-point seeding.
         Algorithm 2 runs exactly one (``1``); ``"converge"`` runs to a fixed point (the authors'
@@ -577,7 +594,7 @@ class KFed(FederatedClusteringMixin):
 
     _labels_are_nearest_center = False
 
-    def __init__(self, n_clusters=8, device_clusters=2, *, server_lloyd_rounds="converge",
+    def __init__(self, n_clusters=8, device_clusters="auto", *, server_lloyd_rounds="converge",
                  server_starts=32, server_weighting="uniform", local_means="projected",
                  local_max_iter=300, proximity_ratio=3.0, local_projection=True,
                  participation=1.0, random_state=None):
@@ -595,7 +612,9 @@ class KFed(FederatedClusteringMixin):
 
     def _check_params(self):
         check_int(self.n_clusters, "n_clusters", low=1)
-        if isinstance(self.device_clusters, numbers.Integral):
+        if isinstance(self.device_clusters, str):
+            check_choice(self.device_clusters, "device_clusters", {"auto"})
+        elif isinstance(self.device_clusters, numbers.Integral):
             check_int(self.device_clusters, "device_clusters", low=1, high=self.n_clusters)
         elif np.max(self.device_clusters) > self.n_clusters:
             raise ValueError(f"device_clusters must be <= {self.n_clusters} on every device; "
@@ -646,7 +665,9 @@ class KFed(FederatedClusteringMixin):
 
     def _fit(self, federation, rng, comm, callback):
         Z, k = federation.n_devices, self.n_clusters
-        per_device = _device_clusters(self.device_clusters, federation)
+        per_device = _device_clusters(
+            min(k, -(-k // Z)) if isinstance(self.device_clusters, str) else self.device_clusters,
+            federation)
         participating = np.zeros(Z, dtype=bool)
         participating[sample_participants(Z, self.participation, rng)] = True
 
@@ -656,7 +677,10 @@ class KFed(FederatedClusteringMixin):
         centers = local.centers[device_of_center, slot]
         sizes = local.sizes[device_of_center, slot]
         sent = participating[device_of_center]
-        self._check_enough_centers(per_device, int(sent.sum()), participating)
+        # fewer distinct points than clusters (warned): the server repeats its seeds
+        few = getattr(self, "_few_distinct_points", False)
+        if not (few and sent.any()):
+            self._check_enough_centers(per_device, int(sent.sum()), participating)
 
         # Algorithm 2 on the local centers that reached the server: steps 2-6 (the k' centers
         # of any device, then farthest points), step 7 (Lloyd rounds from M), from every start
@@ -670,7 +694,8 @@ class KFed(FederatedClusteringMixin):
                 starts = rng.choice(starts, size=self.server_starts, replace=False)
         weights = sizes[sent].astype(np.float64) if self.server_weighting == "size" else None
         init, global_centers, tau, n_rounds, start = server_clustering(
-            server_centers, server_devices, starts, k, self.server_lloyd_rounds, weights)
+            server_centers, server_devices, starts, k, self.server_lloyd_rounds, weights,
+            repeat=few)
         self.server_init_ = init
         self.server_start_device_ = federation.device_ids[start]
         self.cluster_centers_ = global_centers.astype(federation.X.dtype, copy=False)
@@ -739,12 +764,81 @@ class KFed(FederatedClusteringMixin):
         """
         if devices is None:
             return super().predict(X)
+        return self._join(X, devices)[0]
+
+    def _join(self, X, devices, sample_weight=None):
+        """Theorem 3.2's route for new devices: each runs Algorithm 1 on its own rows (with the
+        fitted ``k'``, the largest ``k^(z)``), each local center takes the nearest global
+        center, each row its local center's. Returns the rows' clusters (input order), the
+        federation, the local clustering and the global cluster of every local center."""
         check_is_fitted(self, "cluster_centers_")
         X = self._check_test_data(X)
-        federation = Federation.from_devices(X, check_devices(devices, X.shape[0]))
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+        federation = Federation.from_devices(X, check_devices(devices, X.shape[0]),
+                                             sample_weight=sample_weight)
         k_prime = int(np.max(self.device_clusters_))
         local = self._local_clustering(federation, fit_rng(self.random_state), k_prime)
         global_of_local = assign(local.centers.reshape(-1, X.shape[1]),
                                  self.cluster_centers_)[0].reshape(local.valid.shape)
         induced = global_of_local[federation.device_of_row, local.labels]
-        return federation.to_original_order(induced)
+        return federation.to_original_order(induced), federation, local, global_of_local
+
+    def partial_fit(self, X, y=None, *, devices=None, sample_weight=None):
+        """New devices join the fitted model (Theorem 3.2): no new server round, the global
+        centers stay; each new device clusters its rows (Algorithm 1, the fitted ``k'``),
+        sends its local centers and receives their global clusters (kinds
+        ``late_local_centers`` and ``late_cluster_ids``, booked as a failed device's are).
+        Unfitted, it is :meth:`fit`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The new devices' rows.
+        y : Ignored
+        devices : array-like of int, shape (n_samples,), default=None
+            The new device of each row; ids not among ``device_ids_`` (a device that already
+            joined cannot join again). None: one new device, the next unused id.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+            ``labels_`` and ``inertia_`` are those of the new rows (as scikit-learn's
+            ``MiniBatchKMeans.partial_fit`` keeps its last batch's); the local centers,
+            their devices, sizes and global clusters, ``device_ids_`` and
+            ``device_clusters_`` grow by the new devices'.
+        """
+        if not hasattr(self, "cluster_centers_"):
+            return self.fit(X, devices=devices, sample_weight=sample_weight)
+        if devices is None:
+            devices = np.full(len(X), int(np.max(self.device_ids_)) + 1, dtype=np.int64)
+        joined = np.intersect1d(np.unique(np.asarray(devices)), self.device_ids_)
+        if len(joined):
+            raise ValueError(f"devices {joined[:5].tolist()} already joined this model: "
+                             f"partial_fit adds new devices (Theorem 3.2)")
+        labels, federation, local, global_of_local = self._join(X, devices, sample_weight)
+        device_of_center, slot = np.nonzero(local.valid)
+        centers = local.centers[device_of_center, slot]
+        per_device = np.bincount(device_of_center, minlength=federation.n_devices)
+        talkers = np.flatnonzero(per_device)
+        d = federation.n_features
+        self.communication_.send("late_local_centers", federation.device_ids[talkers], SERVER,
+                                 floats=per_device[talkers] * d)
+        self.communication_.send("late_cluster_ids", SERVER, federation.device_ids[talkers],
+                                 ints=per_device[talkers])
+        self.local_centers_ = np.concatenate([self.local_centers_, centers])
+        self.local_center_devices_ = np.concatenate(
+            [self.local_center_devices_, federation.device_ids[device_of_center]])
+        self.local_center_sizes_ = np.concatenate(
+            [self.local_center_sizes_, local.sizes[device_of_center, slot]])
+        self.local_center_labels_ = np.concatenate(
+            [self.local_center_labels_, global_of_local[device_of_center, slot]])
+        self.device_ids_ = np.concatenate([self.device_ids_, federation.device_ids])
+        self.device_clusters_ = np.concatenate(
+            [self.device_clusters_, np.full(federation.n_devices, np.max(self.device_clusters_))])
+        self.labels_ = labels
+        self.inertia_ = self._cost(federation.X, self.cluster_centers_,
+                                   labels[federation.order], federation.weights)
+        return self

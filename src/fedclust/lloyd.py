@@ -953,7 +953,7 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
         ``"elkan"``): ``"lloyd"``, the kernel's pass over every row and center;
         ``"elkan"``, Elkan's (2003) triangle-inequality bounds, which compute a distance only
         where the bounds cannot rule a center out (as scikit-learn's
-        ``KMeans(algorithm="elkan")``; it keeps an ``n x k`` float64 array of bounds). Many
+        ``KMeans(algorithm="elkan")``; it keeps an ``n x k`` float32 array of bounds). Many
         times fewer distances once most centers settle; a near-tie may be broken the other
         way (see :func:`_elkan_iterations`).
 
@@ -1038,11 +1038,12 @@ def _elkan_iterations(X, centers, *, weights, max_iter, on_iteration):
     its center and a lower bound on the distance to every other center, both moved by how far
     the centers moved, and a distance is computed only where the bounds cannot decide. On a
     distributed coreset's weighted solves (negative weights: most centers settle while a few
-    oscillate) about 3 % of the row-center distances need computing per iteration.
+    oscillate) about 2 % of the row-center distances need computing per iteration.
 
     Distances come from the differences in float64, where the kernel's pass uses the GEMM
     form in the data's dtype: a near-tie (within the GEMM form's rounding, about ``eps
-    ||x||^2``) may go the other way, and an exact tie goes to the current center rather than
+    ||x||^2``) may go the other way, as may one within the float32 rounding of the stored
+    lower bounds (relative 6e-8), and an exact tie goes to the current center rather than
     the lowest index. Returns the centers, labels, squared distances (from the differences),
     cluster weights, ``n_iter`` and whether it converged.
     """

@@ -279,8 +279,8 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def _farthest_kernel(points, min_sq, chosen, n_first, rows, slot_of,
-                     n_rows):  # pragma: no cover (compiled)
+def _farthest_kernel(points, min_sq, chosen, n_first, rows, slot_of, n_rows,
+                     scratch):  # pragma: no cover (compiled)
     """Steps 3-6 from the ``n_first`` rows already in ``chosen``: the farthest row joins, every
     row's distance to the chosen is updated, until ``chosen`` is full. Exact differences (not
     the GEMM form), as :func:`fedclust.lloyd.sq_distances_to` takes them, so that a duplicate
@@ -289,7 +289,8 @@ def _farthest_kernel(points, min_sq, chosen, n_first, rows, slot_of,
 
     A chosen row's squared distances to every row are kept in ``rows[slot_of[far]]`` while
     slots last (``n_rows[0]`` of them in use), for the next start that chooses it: the server's
-    starts choose mostly the same few hundred rows, and a kept row holds the same numbers."""
+    starts choose mostly the same few hundred rows, and a kept row holds the same numbers.
+    Without a free slot they go to ``scratch``."""
     n, d = points.shape
     for c in range(n_first, len(chosen)):
         far = np.argmax(min_sq)
@@ -297,28 +298,24 @@ def _farthest_kernel(points, min_sq, chosen, n_first, rows, slot_of,
             return c
         chosen[c] = far
         slot = slot_of[far]
-        if slot < 0 and n_rows[0] < rows.shape[0]:
-            slot = n_rows[0]
-            n_rows[0] += 1
-            slot_of[far] = slot
-            for i in range(n):
-                acc = 0.0
-                for f in range(d):
-                    diff = points[i, f] - points[far, f]
-                    acc += diff * diff
-                rows[slot, i] = acc
         if slot >= 0:
-            for i in range(n):
-                if rows[slot, i] < min_sq[i]:
-                    min_sq[i] = rows[slot, i]
+            dist = rows[slot]
         else:
+            if n_rows[0] < rows.shape[0]:
+                slot_of[far] = n_rows[0]
+                dist = rows[n_rows[0]]
+                n_rows[0] += 1
+            else:
+                dist = scratch
             for i in range(n):
                 acc = 0.0
                 for f in range(d):
                     diff = points[i, f] - points[far, f]
                     acc += diff * diff
-                if acc < min_sq[i]:
-                    min_sq[i] = acc
+                dist[i] = acc
+        for i in range(n):
+            if dist[i] < min_sq[i]:
+                min_sq[i] = dist[i]
     return len(chosen)
 
 
@@ -364,7 +361,7 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     if cache is None:
         cache = _FarthestCache(len(points), slots=0)
     n_chosen = _farthest_kernel(points, min_sq.astype(np.float64), chosen, len(first),
-                                cache.rows, cache.slot_of, cache.n_rows)
+                                cache.rows, cache.slot_of, cache.n_rows, np.empty(len(points)))
     if n_chosen < n_clusters:
         if repeat:
             chosen[n_chosen:] = chosen[np.arange(n_clusters - n_chosen) % n_chosen]

@@ -28,16 +28,13 @@ from fedclust.seeding import kmeans_plusplus
 class ToyLloyd(FederatedClusteringMixin):
     """Lloyd's algorithm on the pooled data from k-means++ (a stand-in new estimator).
 
-    Every device uploads all its rows once (kind ``rows``).
+    Every device uploads all its rows once (kind ``rows``). Its parameters are the mixin's
+    (``n_clusters``, ``random_state``), validated by the mixin's constraints.
     """
 
     def __init__(self, n_clusters=3, *, random_state=None):
         self.n_clusters = n_clusters
         self.random_state = random_state
-
-    def _check_params(self):
-        if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
-            raise ValueError(f"n_clusters must be >= 1; got {self.n_clusters!r}")
 
     def _fit(self, federation, rng, comm, callback):
         init, _ = kmeans_plusplus(federation.X, self.n_clusters,

@@ -142,13 +142,15 @@ def test_solution_on_the_coreset_is_near_the_global_one(construction, size):
 
 def test_bad_parameters_are_named():
     X, devices = mixture()
-    with pytest.raises(ValueError, match="construction must be one of"):
+    name = "parameter of DistributedCoreset must be"
+    with pytest.raises(ValueError, match=f"'construction' {name} a str among"):
         DistributedCoreset(construction="tree").fit(X, devices=devices)
-    with pytest.raises(TypeError, match="topology must be a fedclust.topology.Topology"):
+    with pytest.raises(TypeError, match=f"'topology' {name} None or an instance of "
+                                        f"'fedclust.topology.Topology'. Got 'grid'"):
         DistributedCoreset(topology="grid").fit(X, devices=devices)
     with pytest.raises(ValueError, match="coreset_size"):
         DistributedCoreset(coreset_size=-1).fit(X, devices=devices)
-    with pytest.raises(ValueError, match="objective must be one of"):
+    with pytest.raises(ValueError, match=f"'objective' {name} a str among"):
         DistributedCoreset(objective="k-median").fit(X, devices=devices)
 
 

@@ -66,7 +66,8 @@ def test_seeded_and_validated(rng):
     a = DistributedLloyd(4, random_state=3).fit(X, devices=devices)
     b = DistributedLloyd(4, random_state=3).fit(X, devices=devices)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
-    with pytest.raises(ValueError, match="init must be one of"):
+    with pytest.raises(ValueError, match="'init' parameter of DistributedLloyd must be a str "
+                                         "among"):
         DistributedLloyd(4, init="farthest").fit(X, devices=devices)
     with pytest.raises(ValueError, match=r"init array must have shape \(4, 6\)"):
         DistributedLloyd(4, init=np.zeros((3, 6))).fit(X, devices=devices)

@@ -2,13 +2,17 @@
 
 An estimator joins ``fedclust.algorithms.ESTIMATORS`` and is checked here with its default
 parameters, fitted as scikit-learn fits any clusterer (``fit(X, y)``: no ``devices``, so one
-device holds every row). Expected failures are listed per estimator, each with its reason;
-at most two per estimator, none about input validation or error messages.
+device holds every row), and with the check scikit-learn runs on its own estimators only
+(``check_param_validation``: every parameter declared in ``_parameter_constraints`` and a bad
+value refused in scikit-learn's words by ``fit``, ``fit_predict`` and ``partial_fit``).
+Expected failures are listed per estimator, each with its reason; at most two per estimator,
+none about input validation or error messages.
 """
 
 from __future__ import annotations
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import pytest
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from fedclust.algorithms import ESTIMATORS
 
@@ -39,3 +43,8 @@ def test_every_estimator_is_checked_and_lists_at_most_two_expected_failures():
 @parametrize_with_checks([cls() for cls in ESTIMATORS], expected_failed_checks=_expected)
 def test_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_every_parameter_is_declared_and_a_bad_value_refused_in_scikit_learns_words(cls):
+    check_param_validation(cls.__name__, cls())

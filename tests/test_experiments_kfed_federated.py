@@ -103,7 +103,7 @@ def test_participation_too_low_to_run_is_written_as_skipped_with_its_reason(blob
 def test_only_infeasible_settings_are_skipped(blobs):
     X, oracle = blobs
     # a configuration error (k' larger than k) is not a skipped setting: it stops the run
-    with pytest.raises(ValueError, match="device_clusters must be <= 4"):
+    with pytest.raises(ValueError, match="device_clusters must be <= n_clusters=4; got 5"):
         participation_sweep(X, oracle, device_clusters=5, devices_per_group=1,
                             participations=[1.0], runs=1, base_seed=2, **QUIET)
 

@@ -230,13 +230,17 @@ def test_recovers_the_papers_five_gaussians():
     ("sample_fraction", 0.0, "sample_fraction"),
     ("local_epochs", 0, "local_epochs"),
     ("batch_size", 0, "batch_size"),
-    ("server_lr", 0, r"server_lr must be a number in \(0, 2\]"),
-    ("client_lr", 3.0, r"client_lr must be a number in \(0, 2\]"),
-    ("server_momentum", 1.0, r"server_momentum must be None or a number in \[0, 1\)"),
+    ("server_lr", 0, r"'server_lr' parameter of FederatedKMeans must be a float in the range "
+                     r"\(0.0, 2.0\]"),
+    ("client_lr", 3.0, r"'client_lr' parameter of FederatedKMeans must be a float in the "
+                       r"range \(0.0, 2.0\]"),
+    ("server_momentum", 1.0, r"'server_momentum' parameter of FederatedKMeans must be a float "
+                             r"in the range \[0.0, 1.0\) or None"),
     ("server_momentum_style", "nesterov", "server_momentum_style"),
     ("init", "farthest", "init"),
     ("init_bounds", (3, 1), "init_bounds must be"),
-    ("init_bounds", "ab", "init_bounds must be"),
+    ("init_bounds", "ab", "'init_bounds' parameter of FederatedKMeans must be an array-like "
+                          "or None"),
     ("reassign_fraction", -0.1, "reassign_fraction"),
     ("reassign_after", 0, "reassign_after"),
 ])

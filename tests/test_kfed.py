@@ -190,11 +190,13 @@ def test_new_devices_are_clustered_consistently_through_predict():
 def test_errors_name_the_argument():
     X = np.zeros((10, 2))
     devices = np.arange(10) % 2
-    with pytest.raises(ValueError, match="device_clusters must be <= 3"):
+    with pytest.raises(ValueError, match="device_clusters must be <= n_clusters=3; got 4"):
         KFed(3, 4).fit(X, devices=devices)
-    with pytest.raises(ValueError, match="participation must be <= 1"):
+    with pytest.raises(ValueError, match=r"'participation' parameter of KFed must be a float "
+                                         r"in the range \(0.0, 1.0\]. Got 1.5"):
         KFed(3, 2, participation=1.5).fit(X, devices=devices)
-    with pytest.raises(ValueError, match="server_weighting must be one of"):
+    with pytest.raises(ValueError, match="'server_weighting' parameter of KFed must be a str "
+                                         "among"):
         KFed(3, 2, server_weighting="mean").fit(X, devices=devices)
     with pytest.raises(ValueError, match="one device id per row of X"):
         KFed(3, 2).fit(X, devices=devices[:5])
@@ -252,7 +254,8 @@ def test_each_device_gets_its_own_number_of_clusters():
                                   .cluster_centers_)
     with pytest.raises(ValueError, match="one int per device"):
         KFed(9, [3, 3], random_state=7).fit(mix.X, devices=devices)
-    with pytest.raises(ValueError, match="device_clusters must be <= 9"):
+    with pytest.raises(ValueError, match="device_clusters must be <= n_clusters=9 on every "
+                                         "device; got 10"):
         KFed(9, np.full(6, 10)).fit(mix.X, devices=devices)
 
 
@@ -287,7 +290,7 @@ def test_local_means_knob():
     for means in ("projected", "original"):
         km = KFed(4, 2, local_means=means, random_state=0).fit(X, devices=devices)
         assert clustering_accuracy(np.repeat(np.arange(4), 30), km.labels_) == 1.0
-    with pytest.raises(ValueError, match="local_means must be one of"):
+    with pytest.raises(ValueError, match="'local_means' parameter of KFed must be a str among"):
         KFed(4, 2, local_means="mean").fit(X, devices=devices)
 
 
@@ -382,7 +385,8 @@ def test_server_starts_is_validated():
     for bad in (0, -1):
         with pytest.raises(ValueError, match="server_starts"):
             KFed(3, 2, server_starts=bad).fit(X, devices=devices)
-    with pytest.raises(ValueError, match="server_starts must be a positive int or 'all'"):
+    with pytest.raises(ValueError, match=r"'server_starts' parameter of KFed must be a str "
+                                         r"among {'all'} or an int in the range \[1, inf\)"):
         KFed(3, 2, server_starts="every").fit(X, devices=devices)
     with pytest.raises((TypeError, ValueError), match="server_starts"):
         KFed(3, 2, server_starts=2.5).fit(X, devices=devices)

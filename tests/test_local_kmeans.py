@@ -112,7 +112,8 @@ def test_kmeans_plusplus_init_is_seeded_and_counted():
 def test_errors_name_the_argument():
     X, y, _ = mixture(5, n=100)
     machines = np.arange(100) % 4
-    with pytest.raises(ValueError, match="local_steps must be >= 1"):
+    with pytest.raises(ValueError, match=r"'local_steps' parameter of LocalKMeans must be an "
+                                         r"int in the range \[1, inf\) or None"):
         LocalKMeans(4, 0).fit(X, devices=machines)
     with pytest.raises(ValueError, match=r"init array must have shape \(4, 10\)"):
         LocalKMeans(4, 1, init=np.zeros((3, 10))).fit(X, devices=machines)

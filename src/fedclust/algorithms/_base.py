@@ -28,8 +28,11 @@ ledger, draws from a generator that never consumes the caller's, calls the estim
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import check_distinct_points, check_n_clusters, fit_rng
@@ -38,7 +41,11 @@ from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
 
-__all__ = ["FederatedClusteringMixin"]
+__all__ = ["FederatedClusteringMixin", "POSITIVE_INT"]
+
+
+#: A parameter that counts something (clusters, iterations, rounds): an int >= 1.
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 
 
 #: How ``fit`` and ``predict`` validate ``X`` (scikit-learn's ``validate_data``): float32 stays
@@ -49,10 +56,23 @@ _X_CHECKS = {"accept_sparse": False, "dtype": [np.float64, np.float32], "order":
 class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     """Shared ``fit``, ``predict``, ``fit_predict`` and ``score`` (see the module docstring).
 
-    Subclasses implement ``_check_params()`` and ``_fit(federation, rng, comm, callback)``,
-    which sets ``cluster_centers_``, ``labels_`` (input order) and ``n_iter_``. One of another
-    objective than k-means overrides ``_cost``, which ``inertia_`` and ``score`` share.
+    Subclasses declare ``_parameter_constraints`` (scikit-learn's declarative validation,
+    checked by ``fit`` before anything else, in scikit-learn's words), extending this class's,
+    and implement ``_fit(federation, rng, comm, callback)``, which sets ``cluster_centers_``,
+    ``labels_`` (input order) and ``n_iter_``; ``_check_params`` checks what one parameter's
+    constraint cannot say (a relation between two of them). One of another objective than
+    k-means overrides ``_cost``, which ``inertia_`` and ``score`` share.
     """
+
+    #: The parameters every estimator has; a subclass adds its own (scikit-learn's
+    #: ``_parameter_constraints``: ``fit`` refuses any other value, naming the parameter).
+    #: ``random_state``: an int >= 0, None, a ``SeedSequence`` or a ``Generator`` (copied:
+    #: :func:`fedclust._validation.fit_rng`).
+    _parameter_constraints: dict = {
+        "n_clusters": [POSITIVE_INT],
+        "random_state": [None, Interval(Integral, 0, None, closed="left"),
+                         np.random.SeedSequence, np.random.Generator],
+    }
 
     #: Whether ``labels_ == predict(X)`` on the training rows (else documented).
     _labels_are_nearest_center = True
@@ -61,8 +81,8 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     #: Whether ``fit`` reports rounds to a ``callback``.
     _reports_rounds = False
 
-    def _check_params(self) -> None:  # pragma: no cover - every estimator overrides it
-        raise NotImplementedError
+    def _check_params(self) -> None:
+        """Relations between parameters that their constraints cannot state (none here)."""
 
     def _fit(self, federation: Federation, rng: np.random.Generator, comm: Communication,
              callback) -> None:  # pragma: no cover - every estimator overrides it
@@ -77,6 +97,7 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
             return kmeans_cost(X, centers, sample_weight=sample_weight)
         return labelled_cost(X, centers, labels, sample_weight)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, devices=None, sample_weight=None, callback=None):
         """Fit on the federation given by ``X`` and the device of each row.
 

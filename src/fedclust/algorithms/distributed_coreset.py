@@ -29,9 +29,11 @@ general graph, the server on a star, the root on a tree): no message carries it.
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral
 
-from .._validation import check_choice, check_int
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ..centralized import best_kmeans
 from ..communication import SERVER, Communication
 from ..coreset import (
@@ -46,7 +48,7 @@ from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmedian_cost, labelled_cost
 from ..topology import Flood, FullFlood, SpanningTree, Topology
-from ._base import FederatedClusteringMixin
+from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["DistributedCoreset", "portion_route", "send_portions", "broadcast_costs",
            "zhang_coreset"]
@@ -124,6 +126,16 @@ class DistributedCoreset(FederatedClusteringMixin):
     78
     """
 
+    _parameter_constraints: dict = {
+        **FederatedClusteringMixin._parameter_constraints,
+        "coreset_size": [Interval(Integral, 0, None, closed="left")],
+        "construction": [StrOptions({"distributed", "combine", "zhang"})],
+        "objective": [StrOptions({"kmeans", "kmedian"})],
+        "topology": [None, Topology],
+        "n_init": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT],
+    }
+
     def __init__(self, n_clusters=8, coreset_size=1000, *, construction="distributed",
                  objective="kmeans", topology=None, n_init=5, max_iter=300,
                  random_state=None):
@@ -135,17 +147,6 @@ class DistributedCoreset(FederatedClusteringMixin):
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
-
-    def _check_params(self):
-        check_int(self.n_clusters, "n_clusters", low=1)
-        check_int(self.coreset_size, "coreset_size", low=0)
-        check_choice(self.construction, "construction", {"distributed", "combine", "zhang"})
-        check_choice(self.objective, "objective", {"kmeans", "kmedian"})
-        if self.topology is not None and not isinstance(self.topology, Topology):
-            raise TypeError(f"topology must be a fedclust.topology.Topology or None; got "
-                            f"{type(self.topology).__name__}")
-        check_int(self.n_init, "n_init", low=1)
-        check_int(self.max_iter, "max_iter", low=1)
 
     def _fit(self, federation, rng, comm, callback):
         k, d = self.n_clusters, federation.n_features

@@ -10,13 +10,13 @@ pooled computation below is the same arithmetic; only the communication is feder
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
-from .._validation import check_int
 from ..communication import SERVER
 from ..lloyd import lloyd
 from ..rounds import RoundState
-from ..seeding import initial_centers
-from ._base import FederatedClusteringMixin
+from ..seeding import SEEDINGS, initial_centers
+from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["DistributedLloyd"]
 
@@ -73,15 +73,17 @@ class DistributedLloyd(FederatedClusteringMixin):
 
     _reports_rounds = True
 
+    _parameter_constraints: dict = {
+        **FederatedClusteringMixin._parameter_constraints,
+        "init": [StrOptions(set(SEEDINGS)), "array-like"],
+        "max_iter": [POSITIVE_INT],
+    }
+
     def __init__(self, n_clusters=8, *, init="k-means++", max_iter=300, random_state=None):
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
         self.random_state = random_state
-
-    def _check_params(self):
-        check_int(self.n_clusters, "n_clusters", low=1)
-        check_int(self.max_iter, "max_iter", low=1)
 
     def _fit(self, federation, rng, comm, callback):
         init = initial_centers(self.init, federation, self.n_clusters, rng, comm)

@@ -58,14 +58,16 @@ random start, with the same reassignment rule (the authors' central ``KMeans``).
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Real
 
-from .._validation import check_choice, check_fraction, check_int
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_segment, squared_norms
 from ..rounds import RoundState, aggregate_centers, n_participants, sample_participants
 from ..seeding import SEEDINGS, initial_centers
-from ._base import FederatedClusteringMixin
+from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["FederatedKMeans"]
 
@@ -165,6 +167,23 @@ class FederatedKMeans(FederatedClusteringMixin):
 
     _reports_rounds = True
 
+    _parameter_constraints: dict = {
+        **FederatedClusteringMixin._parameter_constraints,
+        "sample_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [POSITIVE_INT],
+        "batch_size": [POSITIVE_INT, None],
+        "server_lr": [Interval(Real, 0, 2, closed="right")],
+        "server_momentum": [Interval(Real, 0, 1, closed="left"), None],
+        "server_momentum_style": [StrOptions(set(_MOMENTUM_STYLES))],
+        "client_lr": [Interval(Real, 0, 2, closed="right")],
+        "n_rounds": [POSITIVE_INT],
+        "init": [StrOptions({"uniform", *SEEDINGS}), "array-like"],
+        "init_bounds": ["array-like", None],
+        "reassign_fraction": [Interval(Real, 0, 1, closed="left")],
+        "reassign_after": [POSITIVE_INT, None],
+        "reassign_basis": [StrOptions(set(_REASSIGN_BASES))],
+    }
+
     def __init__(self, n_clusters=8, *, sample_fraction=1.0, local_epochs=1, batch_size=None,
                  server_lr=1.0, server_momentum=0.5, server_momentum_style="ema",
                  client_lr=1.0, n_rounds=200, init="greedy-k-means++", init_bounds=None,
@@ -187,34 +206,12 @@ class FederatedKMeans(FederatedClusteringMixin):
         self.random_state = random_state
 
     def _check_params(self):
-        check_int(self.n_clusters, "n_clusters", low=1)
-        check_fraction(self.sample_fraction, "sample_fraction")
-        check_int(self.local_epochs, "local_epochs", low=1)
-        if self.batch_size is not None:
-            check_int(self.batch_size, "batch_size", low=1)
-        for name in ("server_lr", "client_lr"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 < value <= 2:
-                raise ValueError(f"{name} must be a number in (0, 2]; got {value!r}")
-        mu = self.server_momentum
-        if mu is not None and (not isinstance(mu, (int, float)) or not 0 <= mu < 1):
-            raise ValueError(f"server_momentum must be None or a number in [0, 1); got {mu!r}")
-        check_choice(self.server_momentum_style, "server_momentum_style", set(_MOMENTUM_STYLES))
-        check_int(self.n_rounds, "n_rounds", low=1)
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"uniform", *SEEDINGS})
+        # the box must be one (a relation between its two ends)
         if self.init_bounds is not None:
             low, high = _bounds(self.init_bounds)
             if not low < high:
                 raise ValueError(f"init_bounds must be (low, high) with low < high; got "
                                  f"{self.init_bounds!r}")
-        if not isinstance(self.reassign_fraction, (int, float)) \
-                or not 0 <= self.reassign_fraction < 1:
-            raise ValueError(f"reassign_fraction must be a number in [0, 1); got "
-                             f"{self.reassign_fraction!r}")
-        if self.reassign_after is not None:
-            check_int(self.reassign_after, "reassign_after", low=1)
-        check_choice(self.reassign_basis, "reassign_basis", set(_REASSIGN_BASES))
 
     # ------------------------------------------------------------------ fit
     def _fit(self, federation, rng, comm, callback):

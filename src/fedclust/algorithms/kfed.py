@@ -80,15 +80,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 from numba import njit, prange
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._validation import (
-    check_choice,
     check_devices,
-    check_fraction,
-    check_int,
     check_random_state,
-    check_real,
     fit_rng,
 )
 from ..communication import SERVER
@@ -98,7 +96,7 @@ from ..lloyd import _FASTMATH, assign, lloyd_by_device, sq_distances_to, update_
 from ..rounds import sample_participants
 from ..seeding import kmeans_plusplus_by_device
 from ..subspace import top_subspaces_by_device
-from ._base import FederatedClusteringMixin
+from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "server_rounds",
            "server_clustering", "LocalClustering"]
@@ -591,6 +589,19 @@ class KFed(FederatedClusteringMixin):
 
     _labels_are_nearest_center = False
 
+    _parameter_constraints: dict = {
+        **FederatedClusteringMixin._parameter_constraints,
+        "device_clusters": [StrOptions({"auto"}), POSITIVE_INT, "array-like"],
+        "server_lloyd_rounds": [StrOptions({"converge"}), POSITIVE_INT],
+        "server_starts": [StrOptions({"all"}), POSITIVE_INT],
+        "server_weighting": [StrOptions({"uniform", "size"})],
+        "local_means": [StrOptions({"projected", "original"})],
+        "local_max_iter": [POSITIVE_INT],
+        "proximity_ratio": [Interval(numbers.Real, 1, None, closed="left")],
+        "local_projection": ["boolean"],
+        "participation": [Interval(numbers.Real, 0, 1, closed="right")],
+    }
+
     def __init__(self, n_clusters=8, device_clusters="auto", *, server_lloyd_rounds="converge",
                  server_starts=32, server_weighting="uniform", local_means="projected",
                  local_max_iter=300, proximity_ratio=3.0, local_projection=True,
@@ -608,30 +619,19 @@ class KFed(FederatedClusteringMixin):
         self.random_state = random_state
 
     def _check_params(self):
-        check_int(self.n_clusters, "n_clusters", low=1)
+        # k' <= k (Algorithm 1 runs k' <= k local clusters): a relation the constraints
+        # cannot state
         if isinstance(self.device_clusters, str):
-            check_choice(self.device_clusters, "device_clusters", {"auto"})
-        elif isinstance(self.device_clusters, numbers.Integral):
-            check_int(self.device_clusters, "device_clusters", low=1, high=self.n_clusters)
-        elif np.max(self.device_clusters) > self.n_clusters:
-            raise ValueError(f"device_clusters must be <= {self.n_clusters} on every device; "
-                             f"got {np.max(self.device_clusters)}")
-        if not (isinstance(self.server_lloyd_rounds, str)
-                and self.server_lloyd_rounds == "converge"):
-            check_int(self.server_lloyd_rounds, "server_lloyd_rounds", low=1)
-        if isinstance(self.server_starts, str):
-            if self.server_starts != "all":
-                raise ValueError(f"server_starts must be a positive int or 'all'; got "
-                                 f"{self.server_starts!r}")
-        else:
-            check_int(self.server_starts, "server_starts", low=1)
-        check_choice(self.server_weighting, "server_weighting", {"uniform", "size"})
-        check_choice(self.local_means, "local_means", {"projected", "original"})
-        check_int(self.local_max_iter, "local_max_iter", low=1)
-        check_real(self.proximity_ratio, "proximity_ratio", low=1.0)
-        if not isinstance(self.local_projection, (bool, np.bool_)):
-            raise TypeError(f"local_projection must be a bool; got {self.local_projection!r}")
-        check_fraction(self.participation, "participation")
+            return
+        largest = np.max(self.device_clusters)
+        if largest > self.n_clusters:
+            per_device = "" if isinstance(self.device_clusters, numbers.Integral) \
+                else " on every device"
+            raise ValueError(f"device_clusters must be <= n_clusters={self.n_clusters}"
+                             f"{per_device}; got {largest}")
+        if np.min(self.device_clusters) < 1:
+            raise ValueError(f"device_clusters must be >= 1 on every device; got "
+                             f"{np.min(self.device_clusters)}")
 
     def _local_clustering(self, federation, rng, device_clusters):
         return awasthi_sheffet(federation, device_clusters, random_state=rng,
@@ -782,6 +782,7 @@ class KFed(FederatedClusteringMixin):
         induced = global_of_local[federation.device_of_row, local.labels]
         return federation.to_original_order(induced), federation, local, global_of_local
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, devices=None, sample_weight=None):
         """New devices join the fitted model (Theorem 3.2): no new server round, the global
         centers stay; each new device clusters its rows (Algorithm 1, the fitted ``k'``),

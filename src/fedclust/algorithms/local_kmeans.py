@@ -17,13 +17,13 @@ experiments perturb the true centers).
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
-from .._validation import check_int
 from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_device, squared_norms
 from ..rounds import RoundState, aggregate_centers
-from ..seeding import initial_centers
-from ._base import FederatedClusteringMixin
+from ..seeding import SEEDINGS, initial_centers
+from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["LocalKMeans"]
 
@@ -97,6 +97,13 @@ class LocalKMeans(FederatedClusteringMixin):
 
     _reports_rounds = True
 
+    _parameter_constraints: dict = {
+        **FederatedClusteringMixin._parameter_constraints,
+        "local_steps": [POSITIVE_INT, None],
+        "n_iter": [POSITIVE_INT],
+        "init": [StrOptions(set(SEEDINGS)), "array-like"],
+    }
+
     def __init__(self, n_clusters=8, local_steps=1, *, n_iter=20, init="k-means++",
                  random_state=None):
         self.n_clusters = n_clusters
@@ -104,12 +111,6 @@ class LocalKMeans(FederatedClusteringMixin):
         self.n_iter = n_iter
         self.init = init
         self.random_state = random_state
-
-    def _check_params(self):
-        check_int(self.n_clusters, "n_clusters", low=1)
-        if self.local_steps is not None:
-            check_int(self.local_steps, "local_steps", low=1)
-        check_int(self.n_iter, "n_iter", low=1)
 
     def _fit(self, federation, rng, comm, callback):
         X, w = federation.X, federation.weights

@@ -14,6 +14,21 @@ from fedclust.data import MNIST_FILES
 REPO = Path(__file__).resolve().parents[1]
 
 
+def profile_config(quick: bool = False) -> dict:
+    """A profile's config as the pipeline sees it: config/config.yaml, config/ci.yaml merged
+    over it for the quick profile (as ``--configfile`` does: ci.yaml holds only what the
+    quick profile changes), the schema's defaults filled in."""
+    import yaml
+    from snakemake.utils import update_config
+
+    from fedclust.pipeline.config import validate_config
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    if quick:
+        update_config(config, yaml.safe_load((REPO / "config" / "ci.yaml").read_text()))
+    return validate_config(config, REPO / "config" / "schema.yaml")
+
+
 def shared_data_dir() -> Path | None:
     """The offline data mirror: $FEDCLUST_DATA_MIRROR, else ../shared/data beside the repo."""
     candidate = Path(os.environ.get("FEDCLUST_DATA_MIRROR", REPO.parent / "shared" / "data"))

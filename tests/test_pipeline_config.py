@@ -45,6 +45,33 @@ def test_profiles_validate(profile):
     assert config["kfed"]["table1"]["devices_per_cluster"] == 5
 
 
+def _leaves(node, path=()):
+    """Every (dotted path, value) of a config; a list is one value (Snakemake replaces it whole)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, str(key)))
+    else:
+        yield ".".join(path), node
+
+
+def _repeated(paper: dict, quick: dict) -> dict:
+    """The values of ``quick`` equal to the (schema-filled) ``paper`` profile's at that key."""
+    paper = dict(_leaves(validate_config(copy.deepcopy(paper), SCHEMA)))
+    return {key: value for key, value in _leaves(quick) if key in paper and paper[key] == value}
+
+
+def test_the_quick_profile_holds_only_what_it_changes():
+    """config/ci.yaml is merged over config/config.yaml: a value equal to the paper profile's
+    (or to the schema's default, where config.yaml leaves it out) is a second home for it."""
+    repeated = _repeated(load("config.yaml"), load("ci.yaml"))
+    assert not repeated, f"config/ci.yaml repeats the paper profile's values: {repeated}"
+    # a value repeated at any depth, or a schema default written out, is named
+    quick = merged(load("ci.yaml"), {"kfed": {"table1": {"separation": 100}},
+                                     "datasets": {"mnist_cnn": {"max_train": None}}})
+    assert _repeated(load("config.yaml"), quick) == {
+        "kfed.table1.separation": 100, "datasets.mnist_cnn.max_train": None}
+
+
 def test_defaults_are_filled_from_the_schema_down_to_nested_sections():
     config = load("config.yaml")
     del config["datasets"]

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import REPO
+from .conftest import REPO, profile_config
 from .test_workflow import copy_workflow, run
 
 TARGET = "results/kfed/table1.md"
@@ -53,7 +53,7 @@ def test_slurm_profile_runs_table1_through_sbatch(tmp_path):
 
     # every compute job of the DAG went through sbatch, one per (d, k) setting; the gather and
     # the Markdown table are localrules (seconds long) and run on the submitting host
-    settings = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())["kfed"]["table1"]
+    settings = profile_config(quick=True)["kfed"]["table1"]
     submitted = SUBMITTED.findall(output)
     assert len(submitted) == len(settings["settings"]), output[-4000:]
     slurm_ids = {slurm_id for _, slurm_id, _ in submitted}

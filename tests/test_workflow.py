@@ -16,7 +16,7 @@ import yaml
 from fedclust.data import MNIST_FILES
 from fedclust.pipeline import OUTPUT_FOLDERS
 
-from .conftest import REPO
+from .conftest import REPO, profile_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 WORKFLOW_FILES = ("config", "workflow", "src", "environment.yml")
@@ -277,7 +277,7 @@ def quick_run(tmp_path_factory):
 
 
 def quick_config():
-    return yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    return profile_config(quick=True)
 
 
 @pytest.mark.reproduction
@@ -554,18 +554,13 @@ def test_the_report_shows_every_figure_with_its_caption_the_claims_and_the_run(q
     import re
 
     from fedclust.pipeline import registry
-    from fedclust.pipeline.config import validate_config
 
     work, _ = quick_run
     from .conftest import shared_data_dir
     run(["--report", "report.html", "--configfile", "config/ci.yaml", "--config",
          f"data_mirror={shared_data_dir()}"], work)
     results = _report_results(work / "report.html")
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    update = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
-    from snakemake.utils import update_config
-    update_config(config, update)
-    validate_config(config, REPO / "config" / "schema.yaml")
+    config = quick_config()
 
     def text(caption):
         return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", caption)).split())
@@ -596,9 +591,7 @@ def test_quick_profile_compares_every_algorithm_on_the_same_partitions(quick_run
     from fedclust.pipeline import comparison
 
     work, _ = quick_run
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    from snakemake.utils import update_config
-    update_config(config, quick_config())
+    config = quick_config()
     table = pd.read_csv(work / "results" / "comparison" / "table.csv")
     assert set(zip(table.dataset, table.partition, strict=True)) == set(
         comparison.settings(config))

@@ -45,3 +45,12 @@ def test_every_requirement_is_pinned_and_torch_is_the_cpu_pin():
     for needed in ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "h5py", "networkx",
                    "tqdm", "pyyaml", "pytest", "hypothesis"):
         assert needed in req, needed
+
+
+def test_the_rules_environment_is_the_root_environment_file():
+    """workflow/envs/ holds the rules' conda environment as the workflow catalog expects, as a
+    link to environment.yml: one file of pins, not two."""
+    env = REPO / "workflow" / "envs" / "fedclust.yaml"
+    assert env.is_symlink() and env.resolve() == (REPO / "environment.yml").resolve()
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    assert 'ENV = "../envs/fedclust.yaml"' in common

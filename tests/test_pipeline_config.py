@@ -296,3 +296,16 @@ def test_nested_command_line_values_are_typed_before_validation():
     assert config["kfed"]["table1"]["samples_per_cluster"] == 200
     with pytest.raises(ConfigError, match="'kfed.table1.runs': 0 is less than the minimum of 1"):
         validate_config(config, SCHEMA)
+
+
+def test_config_readme_describes_every_section():
+    """config/README.md names every top-level key the schema allows and every section (a
+    mapping) of each paper's part of the paper profile."""
+    readme = (REPO / "config" / "README.md").read_text()
+    schema = load_schema(SCHEMA)
+    paper = load("config.yaml")
+    names = set(schema["properties"])
+    for part in ("kfed", "localkmeans", "fedkmeans", "coreset"):
+        names |= {key for key, value in paper[part].items() if isinstance(value, dict)}
+    missing = sorted(name for name in names if f"`{name}`" not in readme)
+    assert not missing, f"config/README.md does not describe: {missing}"

@@ -53,6 +53,16 @@ def run(args, cwd, timeout=1800, *, ok=True, umask=None):
 def test_lint_is_clean(tmp_path):
     result = run(["--lint"], copy_workflow(tmp_path))
     assert "Congratulations" in result.stdout + result.stderr
+    # formatted as snakefmt writes it (line length from pyproject.toml), and no lambda in a
+    # rule: every input function is named, in workflow/rules/input_functions.smk
+    files = [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    check = subprocess.run([sys.executable, "-m", "snakefmt", "--check",
+                            *map(str, files)], cwd=REPO, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    lambdas = [f"{path.name}:{n}" for path in files
+               for n, line in enumerate(path.read_text().splitlines(), 1)
+               if re.search(r"\blambda\b[^:]*:", line) and not line.lstrip().startswith("#")]
+    assert not lambdas, f"lambdas in rules (name the input function instead): {lambdas}"
 
 
 @pytest.mark.parametrize("extra", [[], ["--configfile", "config/ci.yaml"]])

@@ -1,5 +1,5 @@
 # Shared by every .smk file: the conda environment, the registry-driven wildcard constraints
-# and the run-on-the-submitting-host rules.
+# and the run-on-the-submitting-host rules (the input functions are in input_functions.smk).
 
 from fedclust.pipeline import comparison as comparison_pipeline
 from fedclust.pipeline import coreset as coreset_pipeline
@@ -8,7 +8,8 @@ from fedclust.pipeline import fedkmeans as fedkmeans_pipeline
 from fedclust.pipeline import kfed as kfed_pipeline
 from fedclust.pipeline import localkmeans as lkm_pipeline
 
-ENV = "../../environment.yml"
+# the one environment (a link to the root environment.yml, which pins what requirements.txt pins)
+ENV = "../envs/fedclust.yaml"
 
 
 wildcard_constraints:

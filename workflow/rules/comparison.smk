@@ -5,24 +5,24 @@
 rule comparison_setting:
     """Every algorithm on one partition of one data set, every dropout fraction and run."""
     input:
-        lambda w: comparison_pipeline.features(w.dataset),
+        comparison_features,
     output:
         comparison_pipeline.setting_part("{dataset}", "{partition}"),
-    wildcard_constraints:
-        dataset=comparison_pipeline.DATASET_PATTERN,
-        partition="iid|structured|natural",
-    params:
-        settings=lambda w: comparison_pipeline.job_settings(config, w.dataset),
-        seed=config["seed"],
     log:
         "results/logs/comparison/settings/{dataset}_{partition}.log",
     benchmark:
         "results/benchmarks/comparison_setting/comparison/{dataset}_{partition}.tsv"
+    wildcard_constraints:
+        dataset=comparison_pipeline.DATASET_PATTERN,
+        partition="iid|structured|natural",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
-    conda:
-        ENV
+    params:
+        settings=comparison_settings,
+        seed=config["seed"],
     script:
         "../scripts/comparison_setting.py"
 
@@ -30,23 +30,22 @@ rule comparison_setting:
 rule comparison_heterogeneity:
     """Every algorithm from the natural partition of one data set towards IID."""
     input:
-        lambda w: comparison_pipeline.features(w.dataset),
+        comparison_features,
     output:
         comparison_pipeline.heterogeneity_part("{dataset}"),
-    wildcard_constraints:
-        dataset=comparison_pipeline.DATASET_PATTERN,
-    params:
-        settings=lambda w: comparison_pipeline.job_settings(config, w.dataset,
-                                                            heterogeneity=True),
-        seed=config["seed"],
     log:
         "results/logs/comparison/heterogeneity/{dataset}.log",
     benchmark:
         "results/benchmarks/comparison_heterogeneity/comparison/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=comparison_pipeline.DATASET_PATTERN,
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
-    conda:
-        ENV
+    params:
+        settings=comparison_heterogeneity_settings,
+        seed=config["seed"],
     script:
         "../scripts/comparison_heterogeneity.py"

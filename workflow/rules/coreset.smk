@@ -16,20 +16,20 @@ rule coreset_baseline:
         coreset_pipeline.features_input,
     output:
         "results/coreset/{objective}/{cdata}/baseline/run{run}.csv",
-    wildcard_constraints:
-        run=r"\d+",
-    params:
-        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
-        seed=config["seed"],
     log:
         "results/logs/coreset/{objective}/{cdata}/baseline/run{run}.log",
     benchmark:
         "results/benchmarks/coreset_baseline/coreset/{objective}/{cdata}/baseline/run{run}.tsv"
+    wildcard_constraints:
+        run=r"\d+",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1500,
-    conda:
-        ENV
+    params:
+        settings=coreset_settings,
+        seed=config["seed"],
     script:
         "../scripts/coreset_baseline.py"
 
@@ -40,22 +40,22 @@ rule coreset_setting:
     partition does not depend on the graph)."""
     input:
         features=coreset_pipeline.features_input,
-        baseline=lambda w: coreset_pipeline.baseline_parts(config, w.objective, w.cdata),
+        baseline=coreset_baseline_parts,
     output:
         "results/coreset/{objective}/{cdata}/n{sites}/{partition}.csv",
-    params:
-        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, w.objective),
-        graphs=lambda w: coreset_pipeline.panel_graphs(config, w.objective),
-        seed=config["seed"],
     log:
         "results/logs/coreset/{objective}/{cdata}/n{sites}/{partition}.log",
     benchmark:
         "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{partition}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        ENV
+    params:
+        settings=coreset_settings,
+        graphs=coreset_graphs,
+        seed=config["seed"],
     script:
         "../scripts/coreset_setting.py"
 
@@ -64,22 +64,20 @@ rule coreset_diameter:
     """Beyond the paper: one square grid of the diameter sweep, every run."""
     input:
         features=coreset_pipeline.features_input,
-        baseline=lambda w: coreset_pipeline.baseline_parts(
-            config, "kmeans", w.cdata, diameter=True
-        ),
+        baseline=diameter_baseline_parts,
     output:
         "results/coreset/diameter/{cdata}/side{side}.csv",
-    params:
-        settings=lambda w: coreset_pipeline.job_settings(config, w.cdata, diameter=True),
-        seed=config["seed"],
     log:
         "results/logs/coreset/diameter/{cdata}/side{side}.log",
     benchmark:
         "results/benchmarks/coreset_diameter/coreset/diameter/{cdata}/side{side}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        ENV
+    params:
+        settings=diameter_settings,
+        seed=config["seed"],
     script:
         "../scripts/coreset_diameter.py"

@@ -11,12 +11,12 @@ rule fetch_mnist:
     log:
         "results/logs/data/fetch_mnist.log",
     benchmark:
-        "results/benchmarks/fetch_mnist/data/fetch_mnist.tsv",
+        "results/benchmarks/fetch_mnist/data/fetch_mnist.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/fetch_data.py"
 
@@ -28,12 +28,12 @@ rule fetch_femnist:
     log:
         "results/logs/data/fetch_femnist.log",
     benchmark:
-        "results/benchmarks/fetch_femnist/data/fetch_femnist.tsv",
+        "results/benchmarks/fetch_femnist/data/fetch_femnist.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/fetch_data.py"
 
@@ -45,12 +45,12 @@ rule fetch_shakespeare:
     log:
         "results/logs/data/fetch_shakespeare.log",
     benchmark:
-        "results/benchmarks/fetch_shakespeare/data/fetch_shakespeare.tsv",
+        "results/benchmarks/fetch_shakespeare/data/fetch_shakespeare.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/fetch_data.py"
 
@@ -60,17 +60,17 @@ rule fetch_postures:
     mirror's verified subset (datasets.postures.source)."""
     output:
         datasets.fetch_outputs("fetch_postures", config),
-    params:
-        source=datasets.source("postures", config),
     log:
         "results/logs/data/fetch_postures.log",
     benchmark:
-        "results/benchmarks/fetch_postures/data/fetch_postures.tsv",
+        "results/benchmarks/fetch_postures/data/fetch_postures.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        source=datasets.source("postures", config),
     script:
         "../scripts/fetch_data.py"
 
@@ -79,17 +79,17 @@ rule fetch_cifar10:
     """CIFAR-10: the official python batches, or the mirror's JPEG re-encoding (source)."""
     output:
         datasets.fetch_outputs("fetch_cifar10", config),
-    params:
-        source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/fetch_cifar10.log",
     benchmark:
-        "results/benchmarks/fetch_cifar10/data/fetch_cifar10.tsv",
+        "results/benchmarks/fetch_cifar10/data/fetch_cifar10.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        source=datasets.source("cifar10_cnn", config),
     script:
         "../scripts/fetch_data.py"
 
@@ -103,12 +103,12 @@ rule fetch_year_prediction:
     log:
         "results/logs/data/fetch_year_prediction.log",
     benchmark:
-        "results/benchmarks/fetch_year_prediction/data/fetch_year_prediction.tsv",
+        "results/benchmarks/fetch_year_prediction/data/fetch_year_prediction.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/fetch_data.py"
 
@@ -119,16 +119,16 @@ rule decode_cifar10:
         datasets.fetch_outputs("fetch_cifar10", config),
     output:
         "data/cifar10/images.h5",
-    params:
-        source=datasets.source("cifar10_cnn", config),
     log:
         "results/logs/data/decode_cifar10.log",
     benchmark:
-        "results/benchmarks/decode_cifar10/data/decode_cifar10.tsv",
-    resources:
-        mem_mb=1000,
+        "results/benchmarks/decode_cifar10/data/decode_cifar10.tsv"
     conda:
         ENV
+    resources:
+        mem_mb=1000,
+    params:
+        source=datasets.source("cifar10_cnn", config),
     script:
         "../scripts/decode_cifar10.py"
 
@@ -137,25 +137,25 @@ rule train_embedding:
     """Train a small CNN on CPU, record its test accuracy, embed the images (LocalKMeans
     Figs 2-3)."""
     input:
-        lambda w: datasets.raw_files(w.dataset, config),
+        raw_files,
     output:
         features="data/{dataset}/features.h5",
         summary="results/embeddings/{dataset}.csv",
-    wildcard_constraints:
-        dataset="|".join(datasets.dataset_names(embedding=True)),
-    params:
-        settings=lambda w: config["datasets"][w.dataset],
-        seed=config["seed"],
     log:
         "results/logs/data/train_{dataset}.log",
     benchmark:
-        "results/benchmarks/train_embedding/data/train_{dataset}.tsv",
+        "results/benchmarks/train_embedding/data/train_{dataset}.tsv"
+    wildcard_constraints:
+        dataset="|".join(datasets.dataset_names(embedding=True)),
+    conda:
+        ENV
     threads: 2
     resources:
         mem_mb=2500,
         runtime=240,
-    conda:
-        ENV
+    params:
+        settings=dataset_settings,
+        seed=config["seed"],
     script:
         "../scripts/train_embedding.py"
 
@@ -163,21 +163,21 @@ rule train_embedding:
 rule prepare_dataset:
     """Features, class labels and natural devices of one data set, cached as HDF5."""
     input:
-        lambda w: datasets.raw_files(w.dataset, config),
+        raw_files,
     output:
         "data/{dataset}/features.h5",
-    wildcard_constraints:
-        dataset="|".join(datasets.dataset_names(embedding=False)),
-    params:
-        settings=lambda w: config["datasets"][w.dataset],
-        seed=config["seed"],
     log:
         "results/logs/data/prepare_{dataset}.log",
     benchmark:
-        "results/benchmarks/prepare_dataset/data/prepare_{dataset}.tsv",
-    resources:
-        mem_mb=1000,
+        "results/benchmarks/prepare_dataset/data/prepare_{dataset}.tsv"
+    wildcard_constraints:
+        dataset="|".join(datasets.dataset_names(embedding=False)),
     conda:
         ENV
+    resources:
+        mem_mb=1000,
+    params:
+        settings=dataset_settings,
+        seed=config["seed"],
     script:
         "../scripts/prepare_dataset.py"

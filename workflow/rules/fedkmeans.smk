@@ -6,21 +6,21 @@ rule fedkmeans_sweep:
     """Figs 1-5: one hyper-parameter sweep, every value and seed, train and test clients."""
     output:
         fedkmeans_pipeline.sweep_part("{sweep}"),
-    wildcard_constraints:
-        sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
-    params:
-        spec=lambda w: config["fedkmeans"]["sweeps"][w.sweep],
-        settings=fedkmeans_pipeline.shared_settings(config),
-        seed=config["seed"],
     log:
         "results/logs/fedkmeans/sweeps/{sweep}.log",
     benchmark:
         "results/benchmarks/fedkmeans_sweep/fedkmeans/sweeps/{sweep}.tsv"
+    wildcard_constraints:
+        sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
-    conda:
-        ENV
+    params:
+        spec=fedkmeans_sweep_spec,
+        settings=fedkmeans_pipeline.shared_settings(config),
+        seed=config["seed"],
     script:
         "../scripts/fedkmeans_sweep.py"
 
@@ -29,21 +29,21 @@ rule fedkmeans_progress:
     """Figs 6-7: one run's centroids round by round."""
     output:
         fedkmeans_pipeline.progress_part("{run}"),
-    wildcard_constraints:
-        run="|".join(config["fedkmeans"]["progress"]) or "none",
-    params:
-        spec=lambda w: config["fedkmeans"]["progress"][w.run],
-        settings=fedkmeans_pipeline.shared_settings(config),
-        seed=config["seed"],
     log:
         "results/logs/fedkmeans/progress/{run}.log",
     benchmark:
         "results/benchmarks/fedkmeans_progress/fedkmeans/progress/{run}.tsv"
+    wildcard_constraints:
+        run="|".join(config["fedkmeans"]["progress"]) or "none",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
-    conda:
-        ENV
+    params:
+        spec=fedkmeans_progress_spec,
+        settings=fedkmeans_pipeline.shared_settings(config),
+        seed=config["seed"],
     script:
         "../scripts/fedkmeans_progress.py"
 
@@ -51,21 +51,21 @@ rule fedkmeans_progress:
 rule fedkmeans_real:
     """Beyond the paper: natural clients of one real data set, beside k-FED and LocalKMeans."""
     input:
-        unpack(lambda w: fedkmeans_pipeline.real_inputs(w.dataset, config)),
+        unpack(fedkmeans_real_inputs),
         features="data/{dataset}/features.h5",
     output:
         fedkmeans_pipeline.real_part("{dataset}"),
-    params:
-        settings=fedkmeans_pipeline.shared_settings(config, real=True),
-        seed=config["seed"],
     log:
         "results/logs/fedkmeans/real/{dataset}.log",
     benchmark:
         "results/benchmarks/fedkmeans_real/fedkmeans/real/{dataset}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        ENV
+    params:
+        settings=fedkmeans_pipeline.shared_settings(config, real=True),
+        seed=config["seed"],
     script:
         "../scripts/fedkmeans_real.py"

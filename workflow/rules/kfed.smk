@@ -15,18 +15,18 @@ rule kfed_mixture_setting:
     """All runs of one (d, k) setting of Table 1 or Figure 1."""
     output:
         "results/kfed/{mixture_experiment}/d{d}_k{k}.csv",
-    params:
-        settings=lambda w: config["kfed"][w.mixture_experiment],
-        seed=config["seed"],
     log:
         "results/logs/kfed/{mixture_experiment}/d{d}_k{k}.log",
     benchmark:
-        "results/benchmarks/kfed_mixture_setting/kfed/{mixture_experiment}/d{d}_k{k}.tsv",
+        "results/benchmarks/kfed_mixture_setting/kfed/{mixture_experiment}/d{d}_k{k}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
-    conda:
-        ENV
+    params:
+        settings=kfed_mixture_settings,
+        seed=config["seed"],
     script:
         "../scripts/kfed_mixture_setting.py"
 
@@ -43,17 +43,17 @@ rule kfed_table1:
             category="k-FED",
             subcategory="Table 1",
         ),
-    params:
-        caption=kfed_pipeline.table1_caption(config),
     log:
         "results/logs/kfed/table1_render.log",
     benchmark:
-        "results/benchmarks/kfed_table1/kfed/table1_render.tsv",
+        "results/benchmarks/kfed_table1/kfed/table1_render.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        caption=kfed_pipeline.table1_caption(config),
     script:
         "../scripts/kfed_table1.py"
 
@@ -67,18 +67,18 @@ rule kfed_oracle:
         "data/{dataset}/features.h5",
     output:
         "results/kfed/oracle/{dataset}/k{k}.h5",
-    params:
-        settings=config["kfed"]["separation"],
-        seed=config["seed"],
     log:
         "results/logs/kfed/oracle/{dataset}_k{k}.log",
     benchmark:
-        "results/benchmarks/kfed_oracle/kfed/oracle/{dataset}_k{k}.tsv",
+        "results/benchmarks/kfed_oracle/kfed/oracle/{dataset}_k{k}.tsv"
+    conda:
+        ENV
     threads: 2
     resources:
         mem_mb=1000,
-    conda:
-        ENV
+    params:
+        settings=config["kfed"]["separation"],
+        seed=config["seed"],
     script:
         "../scripts/kfed_oracle.py"
 
@@ -90,17 +90,17 @@ rule kfed_separation_k:
         oracle="results/kfed/oracle/{dataset}/k{k}.h5",
     output:
         "results/kfed/separation/{dataset}/pairs_k{k}.csv",
-    params:
-        settings=config["kfed"]["separation"],
     log:
         "results/logs/kfed/separation/{dataset}_k{k}.log",
     benchmark:
-        "results/benchmarks/kfed_separation_k/kfed/separation/{dataset}_k{k}.tsv",
+        "results/benchmarks/kfed_separation_k/kfed/separation/{dataset}_k{k}.tsv"
+    conda:
+        ENV
     threads: 2
     resources:
         mem_mb=2000,
-    conda:
-        ENV
+    params:
+        settings=config["kfed"]["separation"],
     script:
         "../scripts/kfed_separation_pairs.py"
 
@@ -121,18 +121,18 @@ rule kfed_separation:
             category="k-FED",
             subcategory="Figure 5 / Appendix B.2",
         ),
-    params:
-        threshold=config["kfed"]["separation"]["threshold"],
-        caption=kfed_pipeline.chosen_k_caption(config),
     log:
         "results/logs/kfed/separation/{dataset}_summary.log",
     benchmark:
-        "results/benchmarks/kfed_separation/kfed/separation/{dataset}_summary.tsv",
+        "results/benchmarks/kfed_separation/kfed/separation/{dataset}_summary.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        threshold=config["kfed"]["separation"]["threshold"],
+        caption=kfed_pipeline.chosen_k_caption(config),
     script:
         "../scripts/kfed_separation_summary.py"
 
@@ -143,27 +143,23 @@ rule kfed_separation:
 rule kfed_federated:
     """Figure 2, Figure 3 or a beyond-the-paper experiment on one data set."""
     input:
-        unpack(
-            lambda w: kfed_pipeline.oracle_inputs(
-                w.federated_experiment, w.dataset, config
-            )
-        ),
+        unpack(kfed_oracle_inputs),
         features="data/{dataset}/features.h5",
     output:
         "results/kfed/{federated_experiment}/{dataset}.csv",
-    params:
-        experiment=lambda w: w.federated_experiment,
-        settings=lambda w: config["kfed"][w.federated_experiment],
-        seed=config["seed"],
     log:
         "results/logs/kfed/{federated_experiment}/{dataset}.log",
     benchmark:
-        "results/benchmarks/kfed_federated/kfed/{federated_experiment}/{dataset}.tsv",
+        "results/benchmarks/kfed_federated/kfed/{federated_experiment}/{dataset}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1500,
-    conda:
-        ENV
+    params:
+        experiment=kfed_federated_experiment,
+        settings=kfed_federated_settings,
+        seed=config["seed"],
     script:
         "../scripts/kfed_federated.py"
 
@@ -177,22 +173,22 @@ rule kfed_table2:
         datasets.raw_files("mnist", config),
     output:
         kfed_pipeline.TABLE2_PART,
-    wildcard_constraints:
-        n_devices=r"\d+",
-        device_clusters=r"\d+",
-        method="global|ifca|kfed",
-    params:
-        settings=kfed_pipeline.table2_settings(config),
-        seed=config["seed"],
     log:
         "results/logs/kfed/table2/n{n_devices}_k{device_clusters}_{method}.log",
     benchmark:
         "results/benchmarks/kfed_table2/kfed/table2/n{n_devices}_k{device_clusters}_{method}.tsv"
+    wildcard_constraints:
+        n_devices=r"\d+",
+        device_clusters=r"\d+",
+        method="global|ifca|kfed",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        ENV
+    params:
+        settings=kfed_pipeline.table2_settings(config),
+        seed=config["seed"],
     script:
         "../scripts/kfed_table2.py"
 
@@ -200,25 +196,25 @@ rule kfed_table2:
 rule kfed_fig4:
     """One Figure 4 curve (data set, selection strategy), all its runs."""
     input:
-        lambda w: kfed_pipeline.fig4_input(w.dataset, config),
+        kfed_fig4_input,
     output:
         history=kfed_pipeline.FIG4_PART["fig4"],
         devices=kfed_pipeline.FIG4_PART["fig4_devices"],
-    wildcard_constraints:
-        dataset="femnist|shakespeare",
-        strategy="random|powd|kfed_powd",
-    params:
-        settings=lambda w: kfed_pipeline.fig4_settings(config, w.dataset),
-        dataset_settings=lambda w: config["datasets"][w.dataset],
-        seed=config["seed"],
     log:
         "results/logs/kfed/fig4/{dataset}_{strategy}.log",
     benchmark:
         "results/benchmarks/kfed_fig4/kfed/fig4/{dataset}_{strategy}.tsv"
+    wildcard_constraints:
+        dataset="femnist|shakespeare",
+        strategy="random|powd|kfed_powd",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
-    conda:
-        ENV
+    params:
+        settings=kfed_fig4_settings,
+        dataset_settings=dataset_settings,
+        seed=config["seed"],
     script:
         "../scripts/kfed_fig4.py"

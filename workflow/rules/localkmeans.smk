@@ -12,19 +12,19 @@ rule lkm_fig1_panel:
     """Figure 1, one panel: every L at one SNR and one initialization, all trials."""
     output:
         "results/localkmeans/fig1/snr{snr}_{init}.csv",
+    log:
+        "results/logs/localkmeans/fig1/snr{snr}_{init}.log",
+    benchmark:
+        "results/benchmarks/lkm_fig1_panel/localkmeans/fig1/snr{snr}_{init}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
     params:
         synthetic=config["localkmeans"]["synthetic"],
         settings=config["localkmeans"]["fig1"],
         seed=config["seed"],
-    log:
-        "results/logs/localkmeans/fig1/snr{snr}_{init}.log",
-    benchmark:
-        "results/benchmarks/lkm_fig1_panel/localkmeans/fig1/snr{snr}_{init}.tsv",
-    threads: 1
-    resources:
-        mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/lkm_fig1_panel.py"
 
@@ -33,19 +33,19 @@ rule lkm_fig4_sweep:
     """Figure 4, one sweep (SNR, K or M): misclustering after T iterations."""
     output:
         "results/localkmeans/fig4/{sweep}.csv",
+    log:
+        "results/logs/localkmeans/fig4/{sweep}.log",
+    benchmark:
+        "results/benchmarks/lkm_fig4_sweep/localkmeans/fig4/{sweep}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
     params:
         synthetic=config["localkmeans"]["synthetic"],
         settings=config["localkmeans"]["fig4"],
         seed=config["seed"],
-    log:
-        "results/logs/localkmeans/fig4/{sweep}.log",
-    benchmark:
-        "results/benchmarks/lkm_fig4_sweep/localkmeans/fig4/{sweep}.tsv",
-    threads: 1
-    resources:
-        mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/lkm_fig4_sweep.py"
 
@@ -56,17 +56,17 @@ rule lkm_real:
         "data/{dataset}/features.h5",
     output:
         "results/localkmeans/real/{dataset}.csv",
-    params:
-        settings=config["localkmeans"]["real"],
-        seed=config["seed"],
     log:
         "results/logs/localkmeans/real/{dataset}.log",
     benchmark:
-        "results/benchmarks/lkm_real/localkmeans/real/{dataset}.tsv",
+        "results/benchmarks/lkm_real/localkmeans/real/{dataset}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        ENV
+    params:
+        settings=config["localkmeans"]["real"],
+        seed=config["seed"],
     script:
         "../scripts/lkm_real.py"

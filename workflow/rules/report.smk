@@ -5,20 +5,20 @@
 rule gather:
     """One tidy table per experiment: every setting, data set and run."""
     input:
-        lambda w: registry.table_parts(w.paper, w.table, config),
+        table_parts,
     output:
         "results/{paper}/{table}.csv",
-    wildcard_constraints:
-        table="|".join(sorted({t for ts in registry.gathered_tables().values() for t in ts})),
     log:
         "results/logs/{paper}/{table}_gather.log",
     benchmark:
-        "results/benchmarks/gather/{paper}/{table}_gather.tsv",
+        "results/benchmarks/gather/{paper}/{table}_gather.tsv"
+    wildcard_constraints:
+        table="|".join(sorted({t for ts in registry.gathered_tables().values() for t in ts})),
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
     script:
         "../scripts/gather.py"
 
@@ -26,7 +26,7 @@ rule gather:
 rule figure:
     """Every figure, each drawn by one plotting function from its results table(s)."""
     input:
-        lambda w: registry.figure_inputs(w.paper, w.figure, config),
+        figure_inputs,
     output:
         png=report(
             "figures/{paper}_{figure}.png",
@@ -34,17 +34,17 @@ rule figure:
             category="{paper}",
         ),
         pdf="figures/{paper}_{figure}.pdf",
-    params:
-        caption=lambda w: registry.figure_caption(w.paper, w.figure, config),
     log:
         "results/logs/{paper}/figure_{figure}.log",
     benchmark:
-        "results/benchmarks/figure/{paper}/figure_{figure}.tsv",
+        "results/benchmarks/figure/{paper}/figure_{figure}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        caption=figure_caption,
     script:
         "../scripts/figure.py"
 
@@ -52,21 +52,21 @@ rule figure:
 rule claims:
     """A paper's reproduced numbers against its printed ones."""
     input:
-        unpack(lambda w: registry.claims_inputs(w.paper, config)),
+        unpack(claims_inputs),
         targets=config["paper_targets"],
     output:
         "results/{paper}/claims.csv",
-    params:
-        declared=registry.declared_limits(config),
     log:
         "results/logs/{paper}/claims.log",
     benchmark:
-        "results/benchmarks/claims/{paper}/claims.tsv",
+        "results/benchmarks/claims/{paper}/claims.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        declared=registry.declared_limits(config),
     script:
         "../scripts/claims.py"
 
@@ -82,18 +82,18 @@ rule reproduction:
             caption="../report/reproduction.rst",
             category="Reproduction",
         ),
-    params:
-        profile=config["profile"],
-        declared=registry.declared_limits(config),
     log:
         "results/logs/reproduction.log",
     benchmark:
-        "results/benchmarks/reproduction/reproduction.tsv",
+        "results/benchmarks/reproduction/reproduction.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        profile=config["profile"],
+        declared=registry.declared_limits(config),
     script:
         "../scripts/reproduction.py"
 
@@ -106,17 +106,17 @@ rule run_config:
             caption="../report/run_config.rst",
             category="Reproduction",
         ),
-    params:
-        config=config,
     log:
         "results/logs/run_config.log",
     benchmark:
-        "results/benchmarks/run_config/run_config.tsv",
+        "results/benchmarks/run_config/run_config.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        config=config,
     script:
         "../scripts/run_config.py"
 
@@ -132,14 +132,14 @@ rule benchmark_summary:
             caption="../report/benchmarks.rst",
             category="Reproduction",
         ),
-    params:
-        profile=config["profile"],
     log:
         "results/logs/benchmark_summary.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=500,
-    conda:
-        ENV
+    params:
+        profile=config["profile"],
     script:
         "../scripts/benchmark_summary.py"

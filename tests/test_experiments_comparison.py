@@ -193,7 +193,8 @@ def test_figures_and_claims_are_drawn_from_the_table(structured):
 
 def test_the_bars_span_the_runs_from_best_to_worst():
     # a bimodal cost ratio (one run merged two clusters): mean +- std would reach below 0
-    from fedclust.plots.comparison import comparison_stats, plot_pareto
+    from fedclust.plots.comparison import plot_pareto
+    from fedclust.summaries.comparison import comparison_stats
 
     rows = [dict(dataset="m", data_title="m", partition="iid", n_devices=4, n_clusters=2,
                  algorithm="kfed", variant="k'=2", dropout=0.0, run=run, seed=run,

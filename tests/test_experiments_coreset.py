@@ -20,8 +20,9 @@ from fedclust.experiments.coreset import (
     setting_runs,
 )
 from fedclust.metrics import kmeans_cost, kmedian_cost
-from fedclust.plots.coreset import plot_cost_vs_communication, plot_diameter, wide_runs
+from fedclust.plots.coreset import plot_cost_vs_communication, plot_diameter
 from fedclust.reproduction import load_targets
+from fedclust.summaries.coreset import wide_runs
 
 SETTINGS = {"coreset_sizes": [60, 240], "zhang_coreset_sizes": [240], "n_init": 2,
             "max_iter": 50, "local_max_iter": 5, "erdos_renyi_p": 0.5, "attachment_links": 2,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..plots.comparison import comparison_stats, label_of
 from ..reproduction import Claim, checked, target
+from ..summaries.comparison import comparison_stats, label_of
 
 __all__ = ["PAPER", "MULTI_ROUND", "claims"]
 

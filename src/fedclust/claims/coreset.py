@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..plots.coreset import curve_stats, wide_runs
 from ..reproduction import Claim, checked, target
+from ..summaries.coreset import curve_stats, wide_runs
 
 __all__ = ["PAPER", "claims", "graph_claims", "tree_claims", "ratio_at", "communication_for"]
 

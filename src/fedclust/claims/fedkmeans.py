@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..pipeline.fedkmeans import CENTRAL, SYMBOLS
-from ..plots.fedkmeans import real_stats, sweep_stats
 from ..reproduction import Claim, checked, target
+from ..summaries.fedkmeans import real_stats, sweep_stats
 
 __all__ = ["PAPER", "claims", "sweep_means", "seed_outcomes"]
 

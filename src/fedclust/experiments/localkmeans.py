@@ -31,10 +31,11 @@ from .._validation import check_int, check_random_state, check_real
 from ..algorithms import LocalKMeans
 from ..federation import iid_partition
 from ..metrics import misclustering_by_group, misclustering_rate
-from ..pipeline.localkmeans import FIG4_SWEEPS, INIT_FILE_NAMES
 from ..progress import progress
 from ..rounds import History
 from ..seeds import generator_for, seed_for
+from ..vocabulary import LKM_FIG4_SWEEPS as FIG4_SWEEPS
+from ..vocabulary import LKM_INIT_FILE_NAMES as INIT_FILE_NAMES
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
            "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",

@@ -12,7 +12,7 @@ IID; gathered in ``heterogeneity.csv``).
 from __future__ import annotations
 
 from .data import DATASETS, MIXTURE, title_of
-from .registry import Figure, Paper, Table, gathered_table
+from .declarations import Figure, Paper, Table, gathered_table
 
 __all__ = ["PAPER", "CITATION", "setting_part", "heterogeneity_part", "settings",
            "natural_datasets", "features", "job_settings", "DATASET_PATTERN"]

@@ -14,7 +14,7 @@ the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.
 from __future__ import annotations
 
 from .data import SYNTHETIC, title_of
-from .registry import Figure, Paper, Table, stated_differences
+from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "panel_graphs", "baseline_parts",
            "diameter_parts", "job_settings", "features_input"]

@@ -12,8 +12,8 @@ beside k-FED and LocalKMeans; gathered in ``real.csv``).
 
 from __future__ import annotations
 
+from .declarations import Figure, Paper, Table, stated_differences
 from .kfed import chosen_oracle_inputs
-from .registry import Figure, Paper, Table, stated_differences
 
 __all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "progress_part", "real_part",
            "real_inputs", "VARIED_TITLES", "SYMBOLS", "CENTRAL"]

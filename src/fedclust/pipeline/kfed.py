@@ -7,7 +7,7 @@ tables, claims and captions are declared here (see :mod:`fedclust.pipeline.regis
 from __future__ import annotations
 
 from .data import DATASETS, raw_files
-from .registry import Figure, Paper, Table, gathered_table, stated_differences
+from .declarations import Figure, Paper, Table, gathered_table, stated_differences
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
            "federated_parts", "oracle_ks", "oracle_inputs", "chosen_oracle_inputs",

@@ -7,17 +7,16 @@ gathered tables, claims and captions are declared here (see
 
 from __future__ import annotations
 
+from ..vocabulary import LKM_FIG4_SWEEPS, LKM_INIT_FILE_NAMES
 from .data import DATASETS
-from .registry import Figure, Paper, Table, gathered_table, stated_differences
+from .declarations import Figure, Paper, Table, gathered_table, stated_differences
 
 __all__ = ["PAPER", "INIT_FILE_NAMES", "FIG4_SWEEPS", "fig1_parts", "fig4_parts",
            "real_parts", "init_of_file_name"]
 
 CITATION = "LocalKMeans (Vardhan, Zhu, Ghosh & Mazumdar, 2025)"
-#: How an initialization is spelled in file names.
-INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}
-#: Figure 4's sweeps (App. B.2).
-FIG4_SWEEPS = ("snr", "n_clusters", "n_machines")
+#: How an initialization is spelled in file names; Figure 4's sweeps (App. B.2).
+INIT_FILE_NAMES, FIG4_SWEEPS = LKM_INIT_FILE_NAMES, LKM_FIG4_SWEEPS
 
 _SNR_FORMULA = ("r = (Δ/σ) √(α / (1 + K d / n)) (Lu & Zhou, 2016; Δ the minimum center "
                 "distance, α the smallest cluster fraction, n all samples)")

@@ -1,10 +1,11 @@
 """What each paper's pipeline produces, declared once: figures, gathered tables, claims.
 
-A paper module (:mod:`fedclust.pipeline.kfed`, :mod:`fedclust.pipeline.localkmeans`) declares
-one :class:`Paper`. The workflow reads it for everything that would otherwise be repeated:
-the targets of ``rule all``, the wildcard constraints of the generic ``figure``, ``gather`` and
-``claims`` rules, each figure's input tables, plot function and caption, and the tables the
-claims are computed from. Adding a figure is one :class:`Figure` entry (plus its plot function
+A paper module (:mod:`fedclust.pipeline.kfed`, :mod:`fedclust.pipeline.localkmeans`, ...)
+declares one :class:`~fedclust.pipeline.declarations.Paper`. The workflow reads it for
+everything that would otherwise be repeated: the targets of ``rule all``, the wildcard
+constraints of the generic ``figure``, ``gather`` and ``claims`` rules, each figure's input
+tables, plot function and caption, and the tables the claims are computed from. Adding a
+figure is one :class:`Figure` entry (plus its plot function
 in :mod:`fedclust.plots` and its caption function); no rule, script or config key changes.
 
 This module and the paper modules import nothing heavy: the Snakefile reads them at parse
@@ -16,114 +17,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import import_module
+
+# the declarations the paper modules build their PAPER from (a module below both, so that the
+# registry imports the paper modules and they never import it)
+from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
            "figure", "figure_inputs", "figure_caption", "stated_differences", "figure_pattern",
            "gathered_tables", "table_parts", "claims_inputs", "resolve", "draw", "check_claims"]
-
-
-def _always(config) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class Table:
-    """A results table gathered from per-setting parts: ``results/<paper>/<name>.csv``.
-
-    Attributes
-    ----------
-    name : str
-    parts : callable(config) -> list of str
-        The part files (written by the paper's own rules) concatenated into it.
-    """
-
-    name: str
-    parts: Callable[[dict], list[str]]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure: ``figures/<paper>_<name>.png`` (and ``.pdf``).
-
-    Attributes
-    ----------
-    name : str
-        File stem after ``<paper>_``; a ``{dataset}`` field makes one figure per data set of
-        ``datasets(config)``.
-    inputs : callable(config, dataset) -> list of str
-        The results tables it is drawn from (its only inputs).
-    plot : str
-        ``"module:function"``; the function takes the tables (as DataFrames, in the order of
-        ``inputs``) and ``options`` and returns a matplotlib figure.
-    caption : callable(config, dataset) -> str
-        The report caption: what it shows, which paper figure it reproduces, every deviation;
-        numbers come from the config, never from literals.
-    enabled : callable(config) -> bool
-    datasets : callable(config) -> list of str, optional
-        For a per-data-set figure.
-    options : dict
-        Constant keyword arguments of the plot function.
-    instance_pattern : str, optional
-        The regular expression ``{dataset}`` matches in file names when the instances are not
-        data sets (e.g. the sweeps a config declares); by default any data set's name.
-    """
-
-    name: str
-    inputs: Callable[[dict, str | None], list[str]]
-    plot: str
-    caption: Callable[[dict, str | None], str]
-    enabled: Callable[[dict], bool] = _always
-    datasets: Callable[[dict], list[str]] | None = None
-    options: dict = field(default_factory=dict)
-    instance_pattern: str | None = None
-
-    def instances(self, config) -> dict[str, str | None]:
-        """``{figure name: data set}`` of every instance the config enables."""
-        if not self.enabled(config):
-            return {}
-        if self.datasets is None:
-            return {self.name: None}
-        return {self.name.format(dataset=ds): ds for ds in self.datasets(config)}
-
-
-@dataclass(frozen=True)
-class Paper:
-    """A paper's pipeline.
-
-    Attributes
-    ----------
-    key : str
-        Its config section, results folder (``results/<key>/``) and figure prefix.
-    title : str
-        The citation shown in reports.
-    figures : tuple of Figure
-    tables : tuple of Table
-        Tables gathered from parts by the generic ``gather`` rule.
-    claims : str
-        ``"module:function"`` turning ``{name: DataFrame}`` and the paper targets into claims.
-    claim_inputs : callable(config) -> dict of str -> str
-        The tables the claims read, by name.
-    extra_targets : callable(config) -> list of str
-        Other outputs ``rule all`` asks for (e.g. a rendered table).
-    """
-
-    key: str
-    title: str
-    figures: tuple[Figure, ...]
-    tables: tuple[Table, ...]
-    claims: str
-    claim_inputs: Callable[[dict], dict[str, str]]
-    extra_targets: Callable[[dict], list[str]] = lambda config: []
-
-    def enabled(self, config) -> bool:
-        return bool(config[self.key]["enabled"])
-
-
-def gathered_table(paper_key: str, table: str) -> Callable:
-    """The inputs of a figure drawn from one gathered table, ``results/<paper>/<table>.csv``."""
-    return lambda config, dataset=None: [f"results/{paper_key}/{table}.csv"]
 
 
 def papers() -> dict[str, Paper]:
@@ -221,30 +123,6 @@ def draw(paper_key: str, name: str, tables: list, config):
     """Figure ``name`` drawn from its tables (DataFrames, in the order of its inputs)."""
     fig, _ = figure(paper_key, name, config)
     return resolve(fig.plot)(*tables, **fig.options)
-
-
-def stated_differences(config, paper_key: str, section: str) -> str:
-    """Every known reason this pipeline's setting can differ from the paper
-    (``why_ours_differs``) under ``paper_key.section`` of the paper targets, as caption text
-    ("" if none). The same texts follow the measured reason of a missed check in the
-    reproduction report, so a figure's caption and the report give one reason, stated once in
-    the targets file."""
-    from ..reproduction import load_targets
-
-    texts = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("why_ours_differs"):
-                texts.append(str(node["why_ours_differs"]).strip())
-            for value in node.values():
-                walk(value)
-
-    walk(load_targets(config["paper_targets"]).get(paper_key, {}).get(section, {}))
-    if not texts:
-        return ""
-    return " Where our setting can differ from the paper, and why: " + " ".join(
-        dict.fromkeys(texts))
 
 
 def check_claims(paper_key: str, tables: dict, targets: dict, declared=None) -> list:

@@ -2,45 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
 from ..experiments.comparison import ALGORITHMS, PARTITIONS
-from ..io import SKIPPED
+from ..summaries.comparison import comparison_stats, label_of
 from ._style import dataset_title, new_figure
 
-__all__ = ["comparison_stats", "pareto_front", "plot_pareto", "plot_dropout",
-           "plot_heterogeneity", "label_of"]
+__all__ = ["pareto_front", "plot_pareto", "plot_dropout", "plot_heterogeneity"]
 
-#: Marker of every algorithm family (the colour tells the variants apart).
-_MARKERS = dict(zip(ALGORITHMS, "*osDv^", strict=True))
-_KEYS = ["dataset", "partition", "algorithm", "variant", "dropout"]
-
-
-def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std over runs of every metric, one row per (setting, algorithm, variant,
-    dropout); ``bytes`` is ``bytes_up + bytes_down``; ``cost_ratio_min`` / ``_max`` its range
-    over the runs; ``runs`` counts the runs done (skipped runs are left out)."""
-    done = table[table["metric"] != SKIPPED]
-    wide = done.pivot_table(index=_KEYS + ["run"], columns="metric", values="value",
-                            aggfunc="first").reset_index()
-    wide["bytes"] = wide["bytes_up"] + wide["bytes_down"]
-    metrics = [c for c in wide.columns if c not in _KEYS + ["run"]]
-    grouped = wide.groupby(_KEYS, sort=False)
-    stats = grouped[metrics].mean()
-    stats = stats.join(grouped[metrics].std().add_suffix("_std")).join(
-        grouped["cost_ratio"].min().rename("cost_ratio_min")).join(
-        grouped["cost_ratio"].max().rename("cost_ratio_max")).join(
-        grouped.size().rename("runs"))
-    return stats.reset_index()
-
-
-def label_of(row) -> str:
-    """How legends and claims name an algorithm and its variant."""
-    name = {"centralized": "centralized", "kfed": "k-FED", "distributed_lloyd":
-            "distributed Lloyd", "localkmeans": "LocalKMeans", "coreset": "coreset",
-            "fedkmeans": "federated k-means"}[row.algorithm]
-    return name if row.variant in ("KMeans", "k-means++") else f"{name} {row.variant}"
+#: Marker of every algorithm family (the colour tells the variants apart); a family beyond
+#: the six reuses a marker (its colour still differs) rather than stopping the figure.
+_MARKERS = dict(zip(ALGORITHMS, itertools.cycle("*osDv^")))
 
 
 def _colours(stats: pd.DataFrame) -> dict:

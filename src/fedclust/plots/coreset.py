@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..summaries.coreset import curve_stats, wide_runs
 from ._style import dataset_title, new_figure
 
-__all__ = ["wide_runs", "curve_stats", "plot_cost_vs_communication", "plot_diameter"]
+__all__ = ["plot_cost_vs_communication", "plot_diameter"]
 
 _GRAPH_TITLES = {"erdos_renyi": "Erdős–Rényi", "grid": "grid",
                  "preferential_attachment": "preferential attachment"}
@@ -19,27 +20,6 @@ _LABELS = {"distributed": "distributed coreset", "combine": "COMBINE",
            "zhang": "Zhang et al."}
 _X_LABELS = {"points_transmitted": "communication (points transmitted)",
              "bytes": "communication (bytes)"}
-
-
-def wide_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """A tidy setting table (``metric``, ``value``) with one column per metric: one row per
-    run, construction, network and coreset size."""
-    if "metric" not in table.columns:
-        return table
-    ids = [c for c in table.columns if c not in ("metric", "value", "reason")]
-    wide = table.set_index([*ids, "metric"])["value"].unstack("metric")
-    wide.columns.name = None
-    return wide.reset_index()
-
-
-def curve_stats(runs: pd.DataFrame, x: str = "points_transmitted") -> pd.DataFrame:
-    """Per construction, network and coreset size: the mean communication ``x`` and the mean
-    and standard deviation of the cost ratio over runs (what one point of a curve shows)."""
-    keys = ["algorithm", "network", "coreset_size"]
-    stats = runs.groupby(keys).agg(x=(x, "mean"), ratio=("cost_ratio", "mean"),
-                                   ratio_std=("cost_ratio", "std"),
-                                   runs=("run", "nunique")).reset_index()
-    return stats.fillna({"ratio_std": 0.0}).sort_values(keys)
 
 
 def _ordered(values, order) -> list:

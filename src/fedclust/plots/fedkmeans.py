@@ -12,22 +12,14 @@ from __future__ import annotations
 import pandas as pd
 
 from ..pipeline.fedkmeans import CENTRAL, SYMBOLS, VARIED_TITLES
+from ..summaries.fedkmeans import real_stats, sweep_stats
 from ._style import integer_ticks, new_figure
 
-__all__ = ["sweep_stats", "plot_sweep", "plot_progress", "real_stats", "plot_real"]
+__all__ = ["plot_sweep", "plot_progress", "plot_real"]
 
 _METRICS = {"mean_distance": "mean distance to the centroid",
             "davies_bouldin": "Davies-Bouldin index"}
 _SPLITS = {"train": ("tab:red", "training clients"), "test": ("tab:blue", "test clients")}
-
-
-def sweep_stats(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std and seeds (``count``) over the seeds of every (sweep, setting, split,
-    metric), settings in each sweep's order (``position``; central k-means last)."""
-    stats = (table.groupby(["sweep", "position", "setting", "split", "metric"])["value"]
-             .agg(["mean", "std", "count"]).reset_index())
-    stats["std"] = stats["std"].fillna(0.0)  # one seed: no spread
-    return stats.sort_values(["sweep", "position", "split", "metric"]).reset_index(drop=True)
 
 
 def plot_sweep(table: pd.DataFrame):
@@ -85,18 +77,6 @@ def plot_progress(table: pd.DataFrame):
 
 _REAL_STYLE = {"federated_kmeans": ("tab:blue", "o", "federated k-means"),
                "k-fed": ("tab:red", "s", "k-FED"), "localkmeans": ("tab:green", "^", "LocalKMeans")}
-
-
-def real_stats(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std of the cost ratio and mean floats of every (algorithm, setting); skipped
-    runs left out."""
-    done = table[table["metric"].isin(["cost_ratio", "floats"])]
-    wide = done.pivot_table(index=["algorithm", "setting", "run"], columns="metric",
-                            values="value").reset_index()
-    return (wide.groupby(["algorithm", "setting"])
-            .agg(ratio=("cost_ratio", "mean"), ratio_std=("cost_ratio", "std"),
-                 floats=("floats", "mean"), runs=("run", "nunique"))
-            .fillna({"ratio_std": 0.0}).reset_index())
 
 
 def plot_real(table: pd.DataFrame):

@@ -1,0 +1,62 @@
+"""The import structure: no circle among the library's modules, counted as a reader would count
+it (every import statement, at module level or inside a function)."""
+
+import ast
+
+import networkx as nx
+
+from .conftest import REPO
+
+SRC = REPO / "src"
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path, name: str, modules: set[str]) -> set[str]:
+    """The fedclust modules that ``path`` (module ``name``) imports, resolved to modules of
+    the tree (``from .x import y`` names module ``x.y`` if it is one, else ``x``)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {m for m in found if m in modules and m != name}
+
+
+def import_graph() -> nx.DiGraph:
+    paths = {_module_name(p): p for p in (SRC / "fedclust").rglob("*.py")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(paths)
+    for name, path in paths.items():
+        graph.add_edges_from((name, target) for target in _imports(path, name, set(paths)))
+    return graph
+
+
+def test_no_import_circle_in_the_library():
+    graph = import_graph()
+    # a package's __init__ importing its own modules is how Python packages work, not a circle
+    # of the design: count circles between modules of different packages or of one package's
+    # modules, with the package's __init__ left out
+    packages = {n for n in graph if (SRC / n.replace(".", "/") / "__init__.py").exists()}
+    modules = graph.subgraph(set(graph) - packages)
+    circles = list(nx.simple_cycles(modules))
+    assert not circles, f"import circles: {circles[:5]}"
+
+
+def test_the_circle_check_sees_function_level_imports(tmp_path):
+    """The graph counts an import inside a function as an arrow (a circle through one is still
+    a circle for a reader)."""
+    graph = import_graph()
+    # pipeline/localkmeans.py imports experiments/localkmeans inside a caption function only
+    assert graph.has_edge("fedclust.pipeline.localkmeans", "fedclust.experiments.localkmeans")
+    assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.kfed")

@@ -8,7 +8,7 @@ variant of a seed):
   ``i mod 5``, as the pipeline), ``K = 5``; new data for every seed.
 * ``digits`` -- scikit-learn's digits (1,797 x 64), ``K = 10``, 20 structured clients: the
   ten digits in five random pairs, each pair's rows dealt over four clients
-  (``fedclust.federation.structured_partition(y, 2, 4)``), a new split for every seed.
+  (``fedclust.partitions.structured_partition(y, 2, 4)``), a new split for every seed.
 
 Variants: the defaults before and after this benchmark's change (``sample_fraction`` 0.1 and
 a uniform start in the data's box, then every client and the federated greedy k-means++), the
@@ -41,7 +41,7 @@ from bench_kernel import machine  # noqa: E402
 
 from fedclust import FederatedKMeans  # noqa: E402
 from fedclust.experiments.federated_kmeans import make_client_gaussians  # noqa: E402
-from fedclust.federation import structured_partition  # noqa: E402
+from fedclust.partitions import structured_partition  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 #: The defaults before the change, spelled out (the rest of the parameters never changed).

@@ -48,7 +48,7 @@ Data sets (``k' = 2`` unless stated):
   (:mod:`fedclust.experiments.datasets`, read from the offline mirror; MNIST 10,000 images,
   FEMNIST 100 writers, Shakespeare 109 roles with at most 200 windows each), oracle ``k = 10``
   (the optimum's clustering), 100 devices each holding 2 oracle clusters (the partition of
-  Figs 2-3, :func:`fedclust.federation.subset_partition`); ``femnist-writers`` and
+  Figs 2-3, :func:`fedclust.partitions.subset_partition`); ``femnist-writers`` and
   ``shakespeare-roles``: the natural partitions (the heterogeneity experiment's start).
 
 Writes ``benchmarks/results/kfed_authors.{csv,md}``.
@@ -77,9 +77,9 @@ from bench_kernel import machine  # noqa: E402
 from fedclust import KFed  # noqa: E402
 from fedclust.algorithms.kfed import farthest_point_seeding, server_clustering  # noqa: E402
 from fedclust.data import make_separated_mixture  # noqa: E402
-from fedclust.federation import structured_partition, subset_partition  # noqa: E402
 from fedclust.lloyd import assign  # noqa: E402
 from fedclust.metrics import kmeans_cost, partition_cost  # noqa: E402
+from fedclust.partitions import structured_partition, subset_partition  # noqa: E402
 
 CELLS = {
     "cells-elongated": dict(shape="elongated", sep=4.0, shares=(0.6, 0.2, 0.12, 0.08),

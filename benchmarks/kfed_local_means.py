@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from fedclust import KFed  # noqa: E402
 from fedclust.data.femnist import leaf_femnist_dirs, load_leaf_femnist  # noqa: E402
 from fedclust.experiments.separation import oracle_kmeans  # noqa: E402
-from fedclust.federation import iid_partition  # noqa: E402
 from fedclust.metrics import kmeans_cost  # noqa: E402
+from fedclust.partitions import iid_partition  # noqa: E402
 
 
 def main(argv=None):

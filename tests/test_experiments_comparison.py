@@ -14,9 +14,9 @@ from fedclust.experiments.comparison import (
     compare_setting,
     heterogeneity_sweep,
     load_data,
-    partition_devices,
 )
 from fedclust.io import SKIPPED
+from fedclust.partitions import partition_devices
 
 K = 3
 CFG = {"runs": 1, "n_devices": 6, "device_clusters": 2, "dropout": [0.0, 0.5],

@@ -9,13 +9,13 @@ from fedclust.experiments.kfed_federated import (
     cost_gap_ratio,
     heterogeneity_sweep,
     kfed_vs_distributed_lloyd,
-    mix_partition,
     new_devices_vs_refit,
     participation_sweep,
     run_experiment,
     structured_vs_iid,
 )
 from fedclust.experiments.separation import oracle_kmeans
+from fedclust.partitions import mix_partition
 
 from .conftest import assert_same_rows, make_blobs
 

@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedclust.federation import Federation, iid_partition, structured_partition
+from fedclust.federation import Federation
+from fedclust.partitions import iid_partition, structured_partition
 
 
 def test_from_devices_sorts_rows_and_builds_offsets(rng):
@@ -162,7 +163,7 @@ def test_nan_or_inf_refused_whether_or_not_rows_are_copied(devices, bad):
 
 
 def test_site_weight_partitions_follow_the_site_weights():
-    from fedclust.federation import site_weight_partition
+    from fedclust.partitions import site_weight_partition
     from fedclust.topology import Topology
 
     rng = np.random.default_rng(0)

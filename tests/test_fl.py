@@ -7,16 +7,12 @@ torch = pytest.importorskip("torch")
 
 from torch.func import functional_call  # noqa: E402
 
-from fedclust.fl.data import (  # noqa: E402
-    DeviceStore,
-    powerlaw_class_partition,
-    rotate_images,
-    split_per_device,
-)
+from fedclust.fl.data import DeviceStore, rotate_images, split_per_device  # noqa: E402
 from fedclust.fl.models import MLP, CharLSTM, build_model, n_parameters  # noqa: E402
 from fedclust.fl.selection import RandomBySize  # noqa: E402
 from fedclust.fl.stacked import StackedModel, average_by_group, take  # noqa: E402
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
+from fedclust.partitions import powerlaw_class_partition  # noqa: E402
 from fedclust.seeds import seed_for  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -60,3 +60,21 @@ def test_the_circle_check_sees_function_level_imports(tmp_path):
     # pipeline/localkmeans.py imports experiments/localkmeans inside a caption function only
     assert graph.has_edge("fedclust.pipeline.localkmeans", "fedclust.experiments.localkmeans")
     assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.kfed")
+
+
+def test_every_partitioner_lives_in_the_partition_module():
+    """One module assigns rows to devices (fedclust.partitions): no other module of src/
+    defines a partitioner, and the experiments take theirs from it."""
+    import re
+
+    defined = {}
+    for path in (SRC / "fedclust").rglob("*.py"):
+        for name in re.findall(r"^def (\w*partition|partition_devices)\(", path.read_text(),
+                               flags=re.M):
+            defined.setdefault(name, []).append(path.relative_to(SRC).as_posix())
+    elsewhere = {name: paths for name, paths in defined.items()
+                 if paths != ["fedclust/partitions.py"]}
+    assert not elsewhere, f"partitioners outside fedclust/partitions.py: {elsewhere}"
+    from fedclust import partitions
+
+    assert set(partitions.__all__) >= set(defined)

@@ -94,3 +94,38 @@ def test_a_good_local_copy_is_kept(tmp_path, mirror):
     from fedclust.data.postures import POSTURES_SUBSET
     path.write_bytes((mirror / POSTURES_SUBSET.mirror_path).read_bytes())
     assert data.remove_corrupt_copies(config, root=tmp_path) == [] and path.exists()
+
+
+def test_every_release_is_one_registry_entry_with_one_fetch_rule(fake_mirror):
+    """A release is one entry of RELEASES: its rule name, outputs, checks and source follow;
+    every data set names a release's rule; the checks cover only the release's own files."""
+    assert data.FETCH_RULES == tuple(f"fetch_{name}" for name in data.RELEASES)
+    assert {spec.fetch for spec in data.DATASETS.values()} <= set(data.FETCH_RULES)
+    for cfg in (config(fake_mirror), config()):
+        for release in data.RELEASES.values():
+            outputs = data.fetch_outputs(release.rule, cfg)
+            assert outputs and all(p.startswith("data/") for p in outputs)
+            assert set(data.local_checks(release.rule, cfg)) <= set(outputs)
+    assert data.RELEASES["cifar10"].source(config(fake_mirror)) == "jpeg"
+    assert data.RELEASES["cifar10"].source(config()) == "official"
+    assert data.RELEASES["mnist"].source(config()) == "official"
+    with pytest.raises(ValueError, match=r"unknown fetch rule 'fetch_emnist'; expected one of"):
+        data.fetch_outputs("fetch_emnist", config())
+
+
+def test_the_workflow_makes_one_local_fetch_rule_per_release():
+    """workflow/rules/data.smk defines the fetch rule once, for every entry of RELEASES, each a
+    local rule (downloads need the submitting host's network)."""
+    from .conftest import REPO
+
+    text = (REPO / "workflow" / "rules" / "data.smk").read_text()
+    assert text.count("release.rule") >= 1 and "for release in datasets.RELEASES.values()" in text
+    assert "rule fetch_" not in text and "localrule: True" in text
+
+
+def test_every_data_set_prepared_from_raw_files_has_a_preparer():
+    from fedclust.experiments.datasets import PREPARERS, prepare
+
+    assert set(PREPARERS) == set(data.dataset_names(embedding=False))
+    with pytest.raises(ValueError, match="'mnist_cnn' is not prepared from raw files"):
+        prepare("mnist_cnn", [], {}, seed=0)

@@ -17,8 +17,8 @@ _EXPORTS = {
     "KFed": "fedclust.algorithms",
     "LocalKMeans": "fedclust.algorithms",
     "Topology": "fedclust.topology",
-    "iid_partition": "fedclust.federation",
-    "structured_partition": "fedclust.federation",
+    "iid_partition": "fedclust.partitions",
+    "structured_partition": "fedclust.partitions",
 }
 
 __all__ = sorted(_EXPORTS)

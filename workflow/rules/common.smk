@@ -20,15 +20,10 @@ wildcard_constraints:
     k=r"\d+",
 
 
-# Run on the submitting host under a cluster executor: downloads need the network that compute
-# nodes often lack, and the rest take seconds (queueing would dominate).
+# Run on the submitting host under a cluster executor: these take seconds (queueing would
+# dominate). The fetch rules are local too (their own `localrule: True`, data.smk).
 localrules:
     all,
-    fetch_mnist,
-    fetch_femnist,
-    fetch_shakespeare,
-    fetch_postures,
-    fetch_cifar10,
     gather,
     figure,
     claims,

@@ -4,113 +4,30 @@
 # fedclust.pipeline.data.
 
 
-rule fetch_mnist:
-    """MNIST's four idx files."""
-    output:
-        datasets.fetch_outputs("fetch_mnist", config),
-    log:
-        "results/logs/data/fetch_mnist.log",
-    benchmark:
-        "results/benchmarks/fetch_mnist/data/fetch_mnist.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    script:
-        "../scripts/fetch_data.py"
+# One fetch rule per upstream release of the registry (fedclust.pipeline.data.RELEASES: what
+# each is, its files, checks and fetch), named fetch_<release>. A local rule: downloads need
+# the network that a cluster's compute nodes often lack.
+for release in datasets.RELEASES.values():
 
-
-rule fetch_femnist:
-    """TensorFlow Federated's EMNIST h5 files (when FEMNIST is not read from LEAF json)."""
-    output:
-        datasets.fetch_outputs("fetch_femnist", config),
-    log:
-        "results/logs/data/fetch_femnist.log",
-    benchmark:
-        "results/benchmarks/fetch_femnist/data/fetch_femnist.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    script:
-        "../scripts/fetch_data.py"
-
-
-rule fetch_shakespeare:
-    """The Gutenberg text LEAF's Shakespeare preprocessing starts from."""
-    output:
-        datasets.fetch_outputs("fetch_shakespeare", config),
-    log:
-        "results/logs/data/fetch_shakespeare.log",
-    benchmark:
-        "results/benchmarks/fetch_shakespeare/data/fetch_shakespeare.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    script:
-        "../scripts/fetch_data.py"
-
-
-rule fetch_postures:
-    """UCI's Postures.csv (archive verified by content: UCI publishes no checksum) or the
-    mirror's verified subset (datasets.postures.source)."""
-    output:
-        datasets.fetch_outputs("fetch_postures", config),
-    log:
-        "results/logs/data/fetch_postures.log",
-    benchmark:
-        "results/benchmarks/fetch_postures/data/fetch_postures.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    params:
-        source=datasets.source("postures", config),
-    script:
-        "../scripts/fetch_data.py"
-
-
-rule fetch_cifar10:
-    """CIFAR-10: the official python batches, or the mirror's JPEG re-encoding (source)."""
-    output:
-        datasets.fetch_outputs("fetch_cifar10", config),
-    log:
-        "results/logs/data/fetch_cifar10.log",
-    benchmark:
-        "results/benchmarks/fetch_cifar10/data/fetch_cifar10.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    params:
-        source=datasets.source("cifar10_cnn", config),
-    script:
-        "../scripts/fetch_data.py"
-
-
-rule fetch_year_prediction:
-    """UCI's YearPredictionMSD archive (Balcan et al.'s data set; verified by content: UCI
-    publishes no checksum). Not in the offline mirror: downloaded, or read from a mirror that
-    holds year_prediction_msd/YearPredictionMSD.txt.zip."""
-    output:
-        datasets.fetch_outputs("fetch_year_prediction", config),
-    log:
-        "results/logs/data/fetch_year_prediction.log",
-    benchmark:
-        "results/benchmarks/fetch_year_prediction/data/fetch_year_prediction.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=500,
-    script:
-        "../scripts/fetch_data.py"
+    rule:
+        name:
+            release.rule
+        output:
+            release.outputs(config),
+        log:
+            f"results/logs/data/{release.rule}.log",
+        benchmark:
+            f"results/benchmarks/{release.rule}/data/{release.rule}.tsv"
+        localrule: True
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=500,
+        params:
+            source=release.source(config),
+        script:
+            "../scripts/fetch_data.py"
 
 
 rule decode_cifar10:

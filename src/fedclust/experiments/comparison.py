@@ -45,15 +45,14 @@ import pandas as pd
 
 from ..algorithms import DistributedCoreset, DistributedLloyd, FederatedKMeans, KFed, LocalKMeans
 from ..exceptions import InfeasibleSettingError
-from ..federation import iid_partition, subset_partition
 from ..io import skipped, tidy
 from ..metrics import clustering_accuracy, kmeans_cost
+from ..partitions import COMPARISON_PARTITIONS, partition_devices
 from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
-from .kfed_federated import mix_partition
 
-__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized", "partition_devices",
+__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized",
            "load_data", "compare_setting", "heterogeneity_sweep", "measure"]
 
 log = logging.getLogger(__name__)
@@ -61,7 +60,7 @@ log = logging.getLogger(__name__)
 #: The algorithm families, in the order tables and legends list them.
 ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "coreset",
               "fedkmeans")
-PARTITIONS = ("iid", "structured", "natural")
+PARTITIONS = COMPARISON_PARTITIONS
 #: The columns naming a run of the comparison table.
 IDS = ["dataset", "partition", "n_devices", "n_clusters", "algorithm", "variant", "dropout",
        "run", "seed"]
@@ -116,26 +115,6 @@ def centralized(X, n_clusters: int, *, seed: int, n_init: int):
     from sklearn.cluster import KMeans
 
     return KMeans(n_clusters, n_init=n_init, random_state=seed).fit(X)
-
-
-def partition_devices(partition: str, *, reference_labels, natural, n_devices: int,
-                      device_clusters: int, seed: int) -> np.ndarray:
-    """The device of every row under ``partition`` (``iid``, ``structured``, ``natural`` or
-    ``mix=<fraction>``)."""
-    n = len(reference_labels)
-    if partition == "iid":
-        return iid_partition(n, n_devices, random_state=seed)
-    if partition == "structured":
-        return subset_partition(reference_labels, n_devices, device_clusters, random_state=seed)
-    if natural is None or np.any(np.asarray(natural) < 0):
-        raise ValueError(f"partition {partition!r} needs the data set's natural devices; this "
-                         f"one has none (use iid or structured)")
-    if partition == "natural":
-        return np.asarray(natural)
-    if partition.startswith("mix="):
-        return mix_partition(natural, float(partition.removeprefix("mix=")), random_state=seed)
-    raise ValueError(f"unknown partition {partition!r}; expected one of {PARTITIONS} or "
-                     f"'mix=<fraction>'")
 
 
 def _kept_devices(devices, dropout: float, seed: int) -> np.ndarray:

@@ -7,7 +7,7 @@ One *setting* is a data set, an objective (k-means, or k-median beyond the paper
 1. draws the communication graph (Erdős–Rényi ``p`` resampled until connected, a square grid,
    or preferential attachment) and partitions the data over its sites, every row going to a
    site with probability proportional to the site's weight
-   (:func:`fedclust.federation.site_weight_partition`); only the degree partition's weights
+   (:func:`fedclust.partitions.site_weight_partition`); only the degree partition's weights
    involve the graph, so the uniform, similarity and weighted partitions are drawn once per
    run and carried over every graph (the graphs compared on the same draws), the degree
    partition once per graph;
@@ -59,9 +59,10 @@ from ..coreset import (
     theoretical_communication,
     theoretical_coreset_size,
 )
-from ..federation import SITE_WEIGHT_SCHEMES, Federation, site_weight_partition
+from ..federation import Federation
 from ..io import tidy
 from ..lloyd import assign
+from ..partitions import SITE_WEIGHT_SCHEMES, site_weight_partition
 from ..pipeline.coreset import GRAPHS
 from ..progress import progress
 from ..seeds import generator_for, seed_for

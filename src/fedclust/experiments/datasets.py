@@ -33,7 +33,7 @@ from ..pipeline.data import DATASETS
 from ..seeds import seed_for
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
-           "prepare_postures", "prepare", "embed", "write_prepared", "read_prepared"]
+           "prepare_postures", "prepare", "PREPARERS", "embed", "write_prepared", "read_prepared"]
 
 
 @dataclass
@@ -165,33 +165,51 @@ def prepare_year_prediction(path, *, max_samples: int | None = None, seed: int =
         params={"max_samples": max_samples, "seed": seed, "sha256": digest})
 
 
+def _prepare_mnist(inputs, settings, seed):
+    return prepare_mnist(Path(inputs[0]).parent, split=settings["split"],
+                         max_samples=settings["max_samples"], seed=seed)
+
+
+def _prepare_femnist(inputs, settings, seed):
+    if all(str(p).endswith(".h5") for p in inputs):  # TFF's release
+        train = [p for p in inputs if str(p).endswith("_train.h5")][0]
+        return prepare_femnist(tff_h5=train, max_writers=settings["max_writers"], seed=seed)
+    dirs = sorted({str(Path(p).parent.parent) for p in inputs})
+    return prepare_femnist(leaf_dirs=dirs, split=settings["split"],
+                           max_writers=settings["max_writers"], seed=seed)
+
+
+def _prepare_shakespeare(inputs, settings, seed):
+    return prepare_shakespeare(inputs[0], n_users=settings["n_users"],
+                               max_samples_per_user=settings["max_samples_per_user"],
+                               min_samples=settings["min_samples"], seed=seed)
+
+
+def _prepare_postures(inputs, settings, seed):
+    return prepare_postures(inputs[0], max_missing=settings["max_missing"],
+                            standardize=settings["standardize"], columns=settings["columns"])
+
+
+def _prepare_year_prediction(inputs, settings, seed):
+    return prepare_year_prediction(inputs[0], max_samples=settings["max_samples"], seed=seed)
+
+
+#: How each data set prepared from raw files is prepared: its raw files
+#: (``fedclust.pipeline.data.raw_files``), its config section and seed -> ``PreparedData``.
+#: A new data set is one entry here (and its spec in ``fedclust.pipeline.data.DATASETS``).
+PREPARERS = {"mnist": _prepare_mnist, "femnist": _prepare_femnist,
+             "shakespeare": _prepare_shakespeare, "postures": _prepare_postures,
+             "year_prediction": _prepare_year_prediction}
+
+
 def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> PreparedData:
     """Prepare data set ``name`` from its raw files (``fedclust.pipeline.data.raw_files``)
-    with its (schema-validated) ``datasets.<name>`` config section."""
-    if name == "mnist":
-        return prepare_mnist(Path(inputs[0]).parent, split=settings["split"],
-                             max_samples=settings["max_samples"], seed=seed)
-    if name == "femnist":
-        if all(str(p).endswith(".h5") for p in inputs):  # TFF's release
-            train = [p for p in inputs if str(p).endswith("_train.h5")][0]
-            return prepare_femnist(tff_h5=train, max_writers=settings["max_writers"], seed=seed)
-        dirs = sorted({str(Path(p).parent.parent) for p in inputs})
-        return prepare_femnist(leaf_dirs=dirs, split=settings["split"],
-                               max_writers=settings["max_writers"], seed=seed)
-    if name == "shakespeare":
-        return prepare_shakespeare(inputs[0], n_users=settings["n_users"],
-                                   max_samples_per_user=settings["max_samples_per_user"],
-                                   min_samples=settings["min_samples"], seed=seed)
-    if name == "postures":
-        return prepare_postures(inputs[0], max_missing=settings["max_missing"],
-                                standardize=settings["standardize"],
-                                columns=settings["columns"])
-    if name == "year_prediction":
-        return prepare_year_prediction(inputs[0], max_samples=settings["max_samples"],
-                                       seed=seed)
-    raise ValueError(f"{name!r} is not prepared from raw files (known: mnist, femnist, "
-                     f"shakespeare, postures, year_prediction; embeddings come from "
-                     f"fedclust.experiments.datasets.embed)")
+    with its (schema-validated) ``datasets.<name>`` config section (:data:`PREPARERS`)."""
+    if name not in PREPARERS:
+        raise ValueError(f"{name!r} is not prepared from raw files (known: "
+                         f"{', '.join(PREPARERS)}; embeddings come from "
+                         f"fedclust.experiments.datasets.embed)")
+    return PREPARERS[name](inputs, settings, seed)
 
 
 def embed(name: str, inputs: list[str], settings: dict, *, seed: int):

@@ -21,7 +21,6 @@ clustering, pow-d's loss queries, which have their own stream: see
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from dataclasses import dataclass
@@ -32,15 +31,8 @@ import torch
 
 from ..algorithms import KFed
 from ..exceptions import InfeasibleSettingError
-from ..federation import structured_partition
 from ..fl.clusters import route_by_local_centers, segments_of
-from ..fl.data import (
-    DeviceStore,
-    as_model_input,
-    powerlaw_class_partition,
-    rotate_images,
-    split_per_device,
-)
+from ..fl.data import DeviceStore, as_model_input, rotate_images, split_per_device
 from ..fl.models import build_model
 from ..fl.selection import (
     SELECTIONS,
@@ -52,6 +44,7 @@ from ..fl.selection import (
 from ..fl.training import FederatedTrainer
 from ..io import skipped, tidy
 from ..metrics import clustering_accuracy
+from ..partitions import every_pair_partition, powerlaw_class_partition, structured_partition
 from ..seeds import seed_for
 
 __all__ = ["FLData", "rotated_mnist", "table2_runs", "femnist_powerlaw",
@@ -101,7 +94,7 @@ def rotated_mnist(train, test, *, n_devices: int, device_clusters: int, pairing:
     own random ``per_rotation`` of the training images (and ``test_per_rotation`` of the test
     images) turned by its angle. The rotations are grouped ``k'`` at a time (``pairing``) and
     each group's rows are dealt evenly over ``n_devices * k' / 4`` devices of its own
-    (:func:`~fedclust.federation.structured_partition`, Sec. 4.1's construction); test rows
+    (:func:`~fedclust.partitions.structured_partition`, Sec. 4.1's construction); test rows
     go to the same devices, so each device is tested on its own rotations.
     """
     k = 4
@@ -128,26 +121,12 @@ def rotated_mnist(train, test, *, n_devices: int, device_clusters: int, pairing:
         X_rot = np.concatenate([rotate_images(X[r], turn) for turn, r in enumerate(rows)])
         y_rot = np.concatenate([y[r] for r in rows])
         rotation = np.repeat(np.arange(k), n)
-        devices = (_every_pair_partition(rotation, n_devices, rng) if every_pair else
+        devices = (every_pair_partition(rotation, n_devices, rng) if every_pair else
                    structured_partition(rotation, device_clusters,
                                         n_devices * device_clusters // k, rng, groups=groups))
         parts.append((X_rot, y_rot, devices, rotation))
     (X, y, devices, rotation), (tX, ty, tdev, _) = parts
     return FLData(X, y, devices, tX, ty, tdev, rotation, X, tX)
-
-
-def _every_pair_partition(rotation, n_devices: int, rng) -> np.ndarray:
-    """Device of every row when device ``z`` holds the ``z mod 6``-th pair of the four
-    rotations: each rotation's rows, shuffled, dealt evenly over the devices holding it."""
-    pairs = np.array(list(itertools.combinations(range(4), 2)))
-    held = pairs[np.arange(n_devices) % len(pairs)]               # (n_devices, 2)
-    devices = np.empty(len(rotation), dtype=np.int64)
-    for r in range(4):
-        rows = rng.permutation(np.flatnonzero(rotation == r))
-        holders = np.flatnonzero((held == r).any(axis=1))
-        for device, part in zip(holders, np.array_split(rows, len(holders)), strict=True):
-            devices[part] = device
-    return devices
 
 
 def _per_device_mean(values, devices, n_devices) -> np.ndarray:

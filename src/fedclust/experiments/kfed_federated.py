@@ -6,12 +6,12 @@ the separation analysis of App. B.2), of cost ``phi*``. Partitions are built fro
 labels:
 
 * *structured* (Figs 2 and 3, Sec. 4.2.1): ``Z`` devices, each holding data of a random subset
-  of at most ``k'`` oracle clusters (:func:`fedclust.federation.subset_partition`); k-FED gets
+  of at most ``k'`` oracle clusters (:func:`fedclust.partitions.subset_partition`); k-FED gets
   each device's ``k^(z)``, assumed known as in Sec. 3.2;
 * *IID*: the same data dealt uniformly at random over the same ``Z`` devices (k-FED with the
   same ``k'`` on every device);
 * *grouped* (the experiments beyond the paper): groups of ``k'`` oracle clusters dealt over
-  ``m0`` devices each (:func:`fedclust.federation.structured_partition`, Table 1's layout).
+  ``m0`` devices each (:func:`fedclust.partitions.structured_partition`, Table 1's layout).
 
 Costs are the paper's Eq. (1): ``phi(T)`` of a clustering ``T`` with its own means
 (:func:`fedclust.metrics.partition_cost`) -- for k-FED, of its induced clustering
@@ -42,9 +42,9 @@ import pandas as pd
 from .._validation import check_random_state
 from ..algorithms import DistributedLloyd, KFed
 from ..exceptions import InfeasibleSettingError
-from ..federation import iid_partition, structured_partition, subset_partition
 from ..io import skipped, tidy
 from ..metrics import clustering_accuracy, kmeans_cost, partition_cost
+from ..partitions import iid_partition, mix_partition, structured_partition, subset_partition
 from ..progress import progress
 from ..seeds import seed_for
 from .kfed_synthetic import device_clusters_for
@@ -55,7 +55,6 @@ __all__ = [
     "kfed_vs_distributed_lloyd",
     "participation_sweep",
     "new_devices_vs_refit",
-    "mix_partition",
     "heterogeneity_sweep",
     "clusters_per_device",
     "cost_gap_ratio",
@@ -320,20 +319,6 @@ def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per
                                                                          labels)})
     return tidy(records, ["dataset", "n_clusters", "device_clusters", "held_out", "run", "seed",
                           "method"])
-
-
-def mix_partition(devices, fraction: float, random_state=None) -> np.ndarray:
-    """Move a ``fraction`` of the rows to devices drawn uniformly at random.
-
-    ``fraction=0`` keeps the natural partition, ``fraction=1`` deals every row at random: the
-    device sizes stay those of the natural partition in expectation, the heterogeneity goes.
-    """
-    rng = check_random_state(random_state)
-    devices = np.asarray(devices).copy()
-    ids = np.unique(devices)
-    moved = rng.random(len(devices)) < fraction
-    devices[moved] = rng.choice(ids, size=int(moved.sum()))
-    return devices
 
 
 def clusters_per_device(devices, labels, min_share: float = 0.0) -> float:

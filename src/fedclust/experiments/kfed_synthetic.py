@@ -3,7 +3,7 @@
 Setup (Sec. 4.1 of the paper, with the numbers the paper leaves out chosen in the config):
 ``k`` spherical Gaussians in ``R^d`` in groups ``G_i`` of ``k' = sqrt(k)`` components, every
 group's samples dealt evenly over ``m0`` devices of its own
-(:func:`fedclust.federation.structured_partition` with the mixture's groups), active pairs at
+(:func:`fedclust.partitions.structured_partition` with the mixture's groups), active pairs at
 separation ``c`` and inactive pairs only as far as the inactive requirement
 (:mod:`fedclust.data.gaussian_mixture`); k-FED runs with ``k`` and ``k'`` and is scored by the
 accuracy of its induced clustering against the planted one.
@@ -22,9 +22,9 @@ import pandas as pd
 
 from ..algorithms import KFed
 from ..data.gaussian_mixture import make_separated_mixture
-from ..federation import structured_partition
 from ..io import tidy
 from ..metrics import clustering_accuracy, kmeans_cost
+from ..partitions import structured_partition
 from ..progress import progress
 from ..seeds import seed_for
 

@@ -29,8 +29,8 @@ import pandas as pd
 
 from .._validation import check_int, check_random_state, check_real
 from ..algorithms import LocalKMeans
-from ..federation import iid_partition
 from ..metrics import misclustering_by_group, misclustering_rate
+from ..partitions import iid_partition
 from ..progress import progress
 from ..rounds import History
 from ..seeds import generator_for, seed_for

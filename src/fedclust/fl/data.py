@@ -3,8 +3,6 @@
 * :class:`DeviceStore`: the rows of every segment (a device, or a device's part of one
   cluster) contiguous, as tensors, with minibatches drawn for many segments in one call.
 * :func:`split_per_device`: each device's own train/test split.
-* :func:`powerlaw_class_partition`: k-FED's FEMNIST partition for Fig 4 (App. B.1), built the
-  way FedProx (Li et al., 2020b) builds its power-law MNIST.
 * :func:`rotate_images`: Table 2's rotations.
 """
 
@@ -15,10 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validation import check_int
-
-__all__ = ["as_model_input", "DeviceStore", "split_per_device", "powerlaw_class_partition",
-           "rotate_images"]
+__all__ = ["as_model_input", "DeviceStore", "split_per_device", "rotate_images"]
 
 
 def as_model_input(X) -> torch.Tensor:
@@ -110,43 +105,6 @@ def split_per_device(devices, test_fraction: float, random_state=None, *, order=
     test = np.zeros(len(devices), dtype=bool)
     test[by_device] = rank >= np.repeat(counts - n_test, counts)
     return test
-
-
-def powerlaw_class_partition(y, n_devices: int = 500, *, n_classes: int = 10,
-                             classes_per_device: int = 2, base: int = 5, sigma: float = 2.0,
-                             random_state=None) -> np.ndarray:
-    """Device of every row (-1: not dealt) for k-FED's FEMNIST partition (App. B.1).
-
-    App. B.1: "we manually partition a subset of FEMNIST (first 10 classes) by assigning 2
-    classes to each device. There are 500 devices in total. Both the number of training
-    samples across all devices and the number of training samples per class within each
-    device follow a power law." The paper gives no construction; this is FedProx's (Li et al.,
-    2020b, co-authored by k-FED's T. Li; ``data/mnist/generate_niid.py``), reconstructed:
-    device ``u`` holds classes ``(u + j) mod n_classes``, ``j < classes_per_device``; each
-    (device, class) slot first gets ``base`` rows, then the rest of every class is dealt over
-    its slots in proportion to log-normal(0, ``sigma``) weights (floors; the few rows left by
-    the floors are not dealt).
-    """
-    y = np.asarray(y)
-    n_devices = check_int(n_devices, "n_devices", low=1)
-    n_classes = check_int(n_classes, "n_classes", low=1)
-    per = check_int(classes_per_device, "classes_per_device", low=1, high=n_classes)
-    base = check_int(base, "base", low=0)
-    rng = np.random.default_rng(random_state)
-    devices = np.full(len(y), -1, dtype=np.int64)
-    slot_device = np.repeat(np.arange(n_devices), per)
-    slot_class = (slot_device + np.tile(np.arange(per), n_devices)) % n_classes
-    weights = rng.lognormal(0.0, sigma, size=len(slot_device))
-    for c in range(n_classes):
-        rows = rng.permutation(np.flatnonzero(y == c))
-        slots = np.flatnonzero(slot_class == c)
-        if len(rows) < base * len(slots):
-            raise ValueError(f"class {c} has {len(rows)} rows; {len(slots)} devices need "
-                             f"{base} each (base)")
-        w = weights[slots] / weights[slots].sum()
-        counts = base + np.floor(w * (len(rows) - base * len(slots))).astype(np.int64)
-        devices[rows[:counts.sum()]] = np.repeat(slot_device[slots], counts)
-    return devices
 
 
 def rotate_images(X, quarter_turns: int, side: int = 28) -> np.ndarray:

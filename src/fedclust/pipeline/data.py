@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
-           "local_checks", "remove_corrupt_copies", "MIXTURE"]
+           "local_checks", "remove_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,6 @@ SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
 #: The comparison's synthetic data set: k-FED's separated Gaussian mixture, drawn in the job.
 MIXTURE = "mixture"
 
-#: Fetch rules, each downloading (or copying from the mirror) one upstream release.
-FETCH_RULES = ("fetch_mnist", "fetch_femnist", "fetch_shakespeare", "fetch_postures",
-               "fetch_cifar10", "fetch_year_prediction")
 
 
 def title_of(name: str) -> str:
@@ -149,32 +146,188 @@ def source(name: str, config) -> str:
     raise ValueError(f"datasets.{name}.source: 'auto' is not defined for {name}")
 
 
+@dataclass(frozen=True)
+class Release:
+    """One upstream release: what its fetch rule (``fetch_<name>``) writes under ``data/``,
+    how each file is verified once on disk, and how it is fetched.
+
+    Attributes
+    ----------
+    name : str
+    description : str
+        What it is (the fetch rule's docstring in logs and reports).
+    variant_of : str or None
+        The data set whose ``source`` setting picks this release's files (:func:`source`);
+        None for a release with one form.
+    outputs : callable(config) -> list of str
+        Its files, for the source the config selects.
+    checks : callable(config, paths) -> dict of str -> callable(Path)
+        How each of ``paths`` (its outputs) is verified once on disk: the same published
+        checksums as at download time; a file without one is not listed.
+    fetch : callable(root, config, mirror)
+        Download (or copy from ``mirror``) into ``root``, the folder of its first output.
+    """
+
+    name: str
+    description: str
+    variant_of: str | None
+    outputs: Callable[[dict], list[str]]
+    checks: Callable[[dict, list[str]], dict]
+    fetch: Callable[[Path, dict, str | None], None]
+
+    @property
+    def rule(self) -> str:
+        return f"fetch_{self.name}"
+
+    def source(self, config) -> str:
+        """The source the config selects (``official`` for a release with one form)."""
+        return source(self.variant_of, config) if self.variant_of else "official"
+
+
+def _verified_by(remotes):
+    """Checks of outputs that are published files (``Remote``), in order."""
+    return lambda config, paths: {
+        path: (lambda p, remote=remote: remote.verify(p, remote.name))
+        for path, remote in zip(paths, remotes(config), strict=True)}
+
+
+def _no_checks(config, paths) -> dict:
+    return {}
+
+
+def _mnist_outputs(config):
+    from ..data.mnist import MNIST_FILES
+    return [f"data/mnist/raw/{remote.name}" for remote in MNIST_FILES.values()]
+
+
+def _mnist_remotes(config):
+    from ..data.mnist import MNIST_FILES
+    return list(MNIST_FILES.values())
+
+
+def _mnist_fetch(root, config, mirror):
+    from ..data.mnist import fetch_mnist
+    fetch_mnist(root, mirror=mirror)
+
+
+def _femnist_outputs(config):
+    from ..data.femnist import TFF_EMNIST_H5
+    return [f"data/femnist/tff/{name}" for name in TFF_EMNIST_H5]
+
+
+def _femnist_fetch(root, config, mirror):
+    from ..data.femnist import fetch_tff_emnist
+    fetch_tff_emnist(root, mirror=mirror)
+
+
+def _shakespeare_outputs(config):
+    from ..data.shakespeare import SHAKESPEARE_RAW
+    return [f"data/shakespeare/raw/{SHAKESPEARE_RAW.name}"]
+
+
+def _shakespeare_remotes(config):
+    from ..data.shakespeare import SHAKESPEARE_RAW
+    return [SHAKESPEARE_RAW]
+
+
+def _shakespeare_fetch(root, config, mirror):
+    from ..data.shakespeare import fetch_shakespeare
+    fetch_shakespeare(root, mirror=mirror)
+
+
+def _postures_outputs(config):
+    from ..data.postures import POSTURES_CSV, POSTURES_SUBSET
+    name = POSTURES_SUBSET.name if source("postures", config) == "subset" else POSTURES_CSV
+    return [f"data/postures/raw/{name}"]
+
+
+def _postures_checks(config, paths):
+    """The mirror's subset has a checksum; UCI's Postures.csv is extracted from an archive
+    verified by content (UCI publishes no checksum) and is not listed."""
+    from ..data.postures import POSTURES_SUBSET
+    if source("postures", config) != "subset":
+        return {}
+    return _verified_by(lambda config: [POSTURES_SUBSET])(config, paths)
+
+
+def _postures_fetch(root, config, mirror):
+    from ..data.postures import fetch_postures_subset, fetch_postures_uci
+    if source("postures", config) == "subset":
+        fetch_postures_subset(root, mirror=mirror)
+    else:
+        fetch_postures_uci(root, mirror=mirror)
+
+
+def _cifar10_outputs(config):
+    from ..data.cifar10 import CIFAR10_FILES, CIFAR10_PYTHON_BATCHES
+    if source("cifar10_cnn", config) == "jpeg":
+        return [f"data/cifar10/raw/{CIFAR10_FILES['jpeg'].name}"]
+    return [f"data/cifar10/raw/cifar-10-batches-py/{name}" for name in CIFAR10_PYTHON_BATCHES]
+
+
+def _cifar10_checks(config, paths):
+    from ..data.cifar10 import CIFAR10_FILES, verify_cifar10_batch
+    if source("cifar10_cnn", config) == "jpeg":
+        return _verified_by(lambda config: [CIFAR10_FILES["jpeg"]])(config, paths)
+    return {path: verify_cifar10_batch for path in paths}
+
+
+def _cifar10_fetch(root, config, mirror):
+    from ..data.cifar10 import fetch_cifar10_jpeg, fetch_cifar10_python
+    if source("cifar10_cnn", config) == "jpeg":
+        fetch_cifar10_jpeg(root, mirror=mirror)
+    else:
+        fetch_cifar10_python(root.parent, mirror=mirror)  # into <root>/cifar-10-batches-py
+
+
+def _year_prediction_outputs(config):
+    from ..data.year_prediction import YEAR_PREDICTION
+    return [f"data/year_prediction/raw/{YEAR_PREDICTION.name}"]
+
+
+def _year_prediction_fetch(root, config, mirror):
+    from ..data.year_prediction import fetch_year_prediction
+    fetch_year_prediction(root, mirror=mirror)
+
+
+#: Every upstream release, by name; its fetch rule is ``fetch_<name>`` (one rule definition in
+#: ``workflow/rules/data.smk``, made for each entry). A new release is one entry here.
+RELEASES = {release.name: release for release in (
+    Release("mnist", "MNIST's four idx files.", None, _mnist_outputs,
+            _verified_by(_mnist_remotes), _mnist_fetch),
+    Release("femnist", "TensorFlow Federated's EMNIST h5 files (when FEMNIST is not read from "
+            "LEAF json; extracted from an archive: no published checksum of its members).",
+            None, _femnist_outputs, _no_checks, _femnist_fetch),
+    Release("shakespeare", "The Gutenberg text LEAF's Shakespeare preprocessing starts from.",
+            None, _shakespeare_outputs, _verified_by(_shakespeare_remotes),
+            _shakespeare_fetch),
+    Release("postures", "UCI's Postures.csv (archive verified by content: UCI publishes no "
+            "checksum) or the mirror's verified subset (datasets.postures.source).",
+            "postures", _postures_outputs, _postures_checks, _postures_fetch),
+    Release("cifar10", "CIFAR-10: the official python batches, or the mirror's JPEG "
+            "re-encoding (datasets.cifar10_cnn.source).", "cifar10_cnn", _cifar10_outputs,
+            _cifar10_checks, _cifar10_fetch),
+    Release("year_prediction", "UCI's YearPredictionMSD archive (Balcan et al.'s data set; "
+            "verified by content when fetched and when read: UCI publishes no checksum). Not "
+            "in the offline mirror: downloaded, or read from a mirror that holds "
+            "year_prediction_msd/YearPredictionMSD.txt.zip.", None,
+            _year_prediction_outputs, _no_checks, _year_prediction_fetch),
+)}
+
+#: Fetch rules, each downloading (or copying from the mirror) one upstream release.
+FETCH_RULES = tuple(release.rule for release in RELEASES.values())
+
+
+def _release(rule: str) -> Release:
+    for release in RELEASES.values():
+        if release.rule == rule:
+            return release
+    raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
+
+
 def fetch_outputs(rule: str, config) -> list[str]:
     """The files a fetch rule writes (under ``data/``), for the source the config selects."""
-    from ..data.cifar10 import CIFAR10_FILES, CIFAR10_PYTHON_BATCHES
-    from ..data.femnist import TFF_EMNIST_H5
-    from ..data.mnist import MNIST_FILES
-    from ..data.postures import POSTURES_CSV, POSTURES_SUBSET
-    from ..data.shakespeare import SHAKESPEARE_RAW
-    from ..data.year_prediction import YEAR_PREDICTION
-
-    if rule == "fetch_mnist":
-        return [f"data/mnist/raw/{remote.name}" for remote in MNIST_FILES.values()]
-    if rule == "fetch_year_prediction":
-        return [f"data/year_prediction/raw/{YEAR_PREDICTION.name}"]
-    if rule == "fetch_shakespeare":
-        return [f"data/shakespeare/raw/{SHAKESPEARE_RAW.name}"]
-    if rule == "fetch_femnist":
-        return [f"data/femnist/tff/{name}" for name in TFF_EMNIST_H5]
-    if rule == "fetch_postures":
-        name = POSTURES_SUBSET.name if source("postures", config) == "subset" else POSTURES_CSV
-        return [f"data/postures/raw/{name}"]
-    if rule == "fetch_cifar10":
-        if source("cifar10_cnn", config) == "jpeg":
-            return [f"data/cifar10/raw/{CIFAR10_FILES['jpeg'].name}"]
-        return [f"data/cifar10/raw/cifar-10-batches-py/{name}"
-                for name in CIFAR10_PYTHON_BATCHES]
-    raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
+    return _release(rule).outputs(config)
 
 
 def local_checks(rule: str, config) -> dict[str, Callable[[Path], None]]:
@@ -187,29 +340,8 @@ def local_checks(rule: str, config) -> dict[str, Callable[[Path], None]]:
     UCI's YearPredictionMSD archive (no published checksum; its content, 515,345 rows, is
     verified when fetched and when read) are not listed.
     """
-    from ..data.cifar10 import CIFAR10_FILES, verify_cifar10_batch
-    from ..data.mnist import MNIST_FILES
-    from ..data.postures import POSTURES_SUBSET
-    from ..data.shakespeare import SHAKESPEARE_RAW
-
-    def by_remote(path, remote):
-        return {path: lambda p: remote.verify(p, remote.name)}
-
-    paths = fetch_outputs(rule, config)
-    checks = {}
-    if rule == "fetch_mnist":
-        for path, remote in zip(paths, MNIST_FILES.values(), strict=True):
-            checks |= by_remote(path, remote)
-    elif rule == "fetch_shakespeare":
-        checks |= by_remote(paths[0], SHAKESPEARE_RAW)
-    elif rule == "fetch_postures" and source("postures", config) == "subset":
-        checks |= by_remote(paths[0], POSTURES_SUBSET)
-    elif rule == "fetch_cifar10":
-        if source("cifar10_cnn", config) == "jpeg":
-            checks |= by_remote(paths[0], CIFAR10_FILES["jpeg"])
-        else:
-            checks |= {path: verify_cifar10_batch for path in paths}
-    return checks
+    release = _release(rule)
+    return release.checks(config, release.outputs(config))
 
 
 def remove_corrupt_copies(config, root=".") -> list[str]:
@@ -267,34 +399,7 @@ def fetch(rule: str, config) -> list[Path]:
         The files of :func:`fetch_outputs`, each checked to exist.
     """
     outputs = [Path(p) for p in fetch_outputs(rule, config)]
-    mirror = config.get("data_mirror")
-    root = outputs[0].parent
-    if rule == "fetch_mnist":
-        from ..data.mnist import fetch_mnist
-        fetch_mnist(root, mirror=mirror)
-    elif rule == "fetch_shakespeare":
-        from ..data.shakespeare import fetch_shakespeare
-        fetch_shakespeare(root, mirror=mirror)
-    elif rule == "fetch_femnist":
-        from ..data.femnist import fetch_tff_emnist
-        fetch_tff_emnist(root, mirror=mirror)
-    elif rule == "fetch_postures":
-        from ..data.postures import fetch_postures_subset, fetch_postures_uci
-        if source("postures", config) == "subset":
-            fetch_postures_subset(root, mirror=mirror)
-        else:
-            fetch_postures_uci(root, mirror=mirror)
-    elif rule == "fetch_cifar10":
-        from ..data.cifar10 import fetch_cifar10_jpeg, fetch_cifar10_python
-        if source("cifar10_cnn", config) == "jpeg":
-            fetch_cifar10_jpeg(root, mirror=mirror)
-        else:
-            fetch_cifar10_python(root.parent, mirror=mirror)  # into <root>/cifar-10-batches-py
-    elif rule == "fetch_year_prediction":
-        from ..data.year_prediction import fetch_year_prediction
-        fetch_year_prediction(root, mirror=mirror)
-    else:
-        raise ValueError(f"unknown fetch rule {rule!r}; expected one of {FETCH_RULES}")
+    _release(rule).fetch(outputs[0].parent, config, config.get("data_mirror"))
     missing = [str(p) for p in outputs if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{rule} did not produce {missing}")

@@ -51,13 +51,16 @@ def config_file(profile: str) -> Path:
 
 
 def run_profile(profile: str, cores: int, data_mirror: Path, workdir: Path) -> float:
-    """Run the profile in ``workdir`` (a copy of config/, workflow/, src/ and
-    environment.yml: edits to the repository during the run do not reach it; without the
-    compiled-kernel cache, as in a fresh clone); return its wall time in seconds."""
+    """Run the profile in ``workdir`` (a copy of the Snakefile, config/, workflow/, src/,
+    environment.yml and the profiles link: edits to the repository during the run do not reach
+    it; without the compiled-kernel cache, as in a fresh clone); return its wall time in
+    seconds."""
     for name in ("config", "workflow", "src"):
         shutil.copytree(REPO / name, workdir / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    shutil.copy(REPO / "environment.yml", workdir)
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(REPO / name, workdir)
+    (workdir / "profiles").symlink_to(os.readlink(REPO / "profiles"))
     command = ["snakemake", "--cores", str(cores), "--configfile",
                str(config_file(profile).relative_to(REPO)), "--config",
                f"data_mirror={data_mirror.resolve()}"]

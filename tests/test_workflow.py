@@ -19,14 +19,16 @@ from fedclust.pipeline import OUTPUT_FOLDERS
 from .conftest import REPO, profile_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("config", "workflow", "src", "environment.yml")
+WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environment.yml")
 
 
 def copy_workflow(dest):
     """A copy of the workflow files, as a fresh clone would have them (no results, no data)."""
     for name in WORKFLOW_FILES:
         src = REPO / name
-        if src.is_dir():
+        if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone
+            (dest / name).symlink_to(os.readlink(src))
+        elif src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns(
                 "__pycache__", "*.egg-info"))
         else:
@@ -55,7 +57,7 @@ def test_lint_is_clean(tmp_path):
     assert "Congratulations" in result.stdout + result.stderr
     # formatted as snakefmt writes it (line length from pyproject.toml), and no lambda in a
     # rule: every input function is named, in workflow/rules/input_functions.smk
-    files = [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     check = subprocess.run([sys.executable, "-m", "snakefmt", "--check",
                             *map(str, files)], cwd=REPO, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -72,7 +74,7 @@ def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     # without a mirror, Postures comes from UCI's archive
     assert "data/postures/raw/Postures.csv" in result.stdout
     # plain `snakemake` applies the local profile by itself
-    assert "workflow specific profile workflow/profiles/default" in result.stderr
+    assert "workflow specific profile profiles/default" in result.stderr
     # every job asks for the memory it uses (measured, in its rule), so that a scheduler --
     # `--resources mem_mb=...` locally, SLURM with the slurm profile -- gets honest requests
     jobs = re.findall(r"(?ms)^rule (\w+):\n(.*?)(?=^\S|\Z)", result.stdout)
@@ -621,3 +623,17 @@ def test_quick_profile_compares_every_algorithm_on_the_same_partitions(quick_run
     assert set(claims.status) == {"reported"}
     for name in ("pareto_bytes", "pareto_rounds", "dropout", "heterogeneity"):
         assert (work / "figures" / f"comparison_{name}.png").stat().st_size > 10_000
+
+
+def test_the_layout_the_project_specifies():
+    """The Snakefile at the root beside config/, workflow/, src/, environment.yml and
+    README.md; rules, scripts, report captions, envs and profiles under workflow/; the link
+    that lets Snakemake apply workflow/profiles/default by itself."""
+    for name in ("Snakefile", "config", "workflow", "src", "environment.yml", "README.md",
+                 "LICENSE", "config/README.md", ".snakemake-workflow-catalog.yml"):
+        assert (REPO / name).exists(), name
+    for name in ("rules", "scripts", "report", "envs", "profiles/default", "profiles/slurm"):
+        assert (REPO / "workflow" / name).is_dir(), name
+    assert not (REPO / "workflow" / "Snakefile").exists()
+    link = REPO / "profiles"
+    assert link.is_symlink() and link.resolve() == (REPO / "workflow" / "profiles").resolve()

@@ -5,11 +5,12 @@
 #   snakemake --cores N --config data_mirror=DIR          # read data from an offline mirror
 #   snakemake --profile workflow/profiles/slurm           # submit to a SLURM cluster
 #
-# Run from the repository root (Snakemake finds workflow/Snakefile and applies the local
-# profile workflow/profiles/default by itself). Outputs land in results/ (tidy CSV tables,
-# logs) and figures/ (PNG + PDF); downloaded data in data/. What each paper produces (figures,
-# gathered tables, claims) is declared once in the library, fedclust.pipeline; rules and
-# scripts stay thin.
+# Run from the repository root: Snakemake finds this Snakefile and applies the local profile
+# workflow/profiles/default by itself (it looks for profiles/default beside the Snakefile: the
+# link profiles -> workflow/profiles). Outputs land in results/ (tidy CSV tables, logs) and
+# figures/ (PNG + PDF); downloaded data in data/. What each paper produces (figures, gathered
+# tables, claims) is declared once in the library, fedclust.pipeline; the rules
+# (workflow/rules/) and scripts (workflow/scripts/) stay thin.
 
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from fedclust.io import remove_orphan_temporaries  # noqa: E402
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
@@ -32,7 +33,7 @@ configfile: "config/config.yaml"
 
 # defaults filled from the schema; a bad key or a missing mirror stops here, before any job
 type_command_line_values(config, workflow.config_settings.overwrite_config or {})
-validate_config(config, Path(workflow.basedir).parent / "config" / "schema.yaml")
+validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
 check_mirror(config)
 # a damaged local copy of a fetched file is removed (named), so its fetch rule fetches it again;
 # only the main process checks: jobs on a cluster's nodes parse this file too
@@ -47,18 +48,18 @@ onstart:
         logger.info(f"removed {orphan}, the temporary file of a job killed mid-write")
 
 
-report: "report/workflow.rst"
+report: "workflow/report/workflow.rst"
 
 
-include: "rules/common.smk"
-include: "rules/input_functions.smk"
-include: "rules/data.smk"
-include: "rules/kfed.smk"
-include: "rules/localkmeans.smk"
-include: "rules/coreset.smk"
-include: "rules/fedkmeans.smk"
-include: "rules/comparison.smk"
-include: "rules/report.smk"
+include: "workflow/rules/common.smk"
+include: "workflow/rules/input_functions.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/kfed.smk"
+include: "workflow/rules/localkmeans.smk"
+include: "workflow/rules/coreset.smk"
+include: "workflow/rules/fedkmeans.smk"
+include: "workflow/rules/comparison.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -3,7 +3,6 @@ import hashlib
 import io
 import pickle
 import tarfile
-import time
 
 import h5py
 import numpy as np
@@ -421,9 +420,7 @@ def test_load_jpeg_source_with_cache(tmp_path, jpeg_tar, monkeypatch):
 
 @pytest.mark.slow
 def test_jpeg_tar_on_the_mirror(mirror, tmp_path):
-    start = time.perf_counter()
     data = load_cifar10(tmp_path, source="jpeg", mirror=mirror, download=True, progress=False)
-    seconds = time.perf_counter() - start  # ~9 s decoding on 2 idle cores
     assert data.is_approximation
     assert data.X_train.shape == (50_000, 32, 32, 3) and data.X_test.shape == (10_000, 32, 32, 3)
     assert data.X_train.dtype == np.uint8 and data.y_train.dtype == np.int64
@@ -450,4 +447,3 @@ def test_jpeg_tar_on_the_mirror(mirror, tmp_path):
     errors, wrong = np.array(errors), np.array(wrong)
     assert errors.mean() < 8 and errors.max() < 15  # measured: 5.9 and 9.7 (of 255)
     assert np.median(wrong) > 40 and np.all(wrong > errors)  # the neighbour is another image
-    assert seconds < 120, f"loading the JPEG tar took {seconds:.1f} s"

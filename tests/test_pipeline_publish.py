@@ -112,3 +112,23 @@ def test_job_time_is_summed_per_paper_with_shared_data_and_the_report_apart():
     assert (costs.loc["kfed", "jobs"], costs.loc["kfed", "job_minutes"],
             costs.loc["kfed", "longest_minutes"], costs.loc["kfed", "peak_rss_mb"]) == \
         (2, 3.0, 2.0, 300.0)
+
+
+def test_report_coverage_names_unrun_and_stale_targets():
+    """What the published-report test will hold docs/paper-profile to: the targets the quick
+    profile's report checks (tests/data/quick_verdicts.csv, held to the code by CI's quick
+    run), no more and no fewer; skipped settings are not targets."""
+    from fedclust.pipeline.publish import report_coverage, report_keys
+
+    quick = pd.read_csv(REPO / "tests" / "data" / "quick_verdicts.csv")
+    expected = report_keys(quick)
+    assert "kfed.table1" in expected and not any(k.endswith(".skipped") for k in expected)
+    published = quick.copy()
+    assert report_coverage(published, expected) == ([], [])
+    dropped = sorted(expected)[0]
+    published = quick[quick["key"] != dropped].copy()
+    published.loc[len(published)] = {"key": "kfed.retired_claim", "item": "x", "quantity": "y",
+                                      "status": "pass"}
+    published.loc[len(published) + 1] = {"key": "coreset.skipped", "item": "x", "quantity": "y",
+                                         "status": "reported"}
+    assert report_coverage(published, expected) == ([dropped], ["kfed.retired_claim"])

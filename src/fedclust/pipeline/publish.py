@@ -27,7 +27,7 @@ from ..reproduction import VERDICTS
 from .benchmarks import BENCHMARK_DIR, format_mb, read_benchmarks, render_summary, summarize
 
 __all__ = ["publish_report", "per_part_costs", "verdict_counts", "counts_line", "PNG_BUDGET",
-           "PART_TITLES"]
+           "PART_TITLES", "report_keys", "report_coverage"]
 
 #: Bytes the published PNGs may take in all.
 PNG_BUDGET = 5_000_000
@@ -39,6 +39,28 @@ PART_TITLES = {"kfed": "k-FED (Dennis, Li & Smith, ICML 2021)",
                "fedkmeans": "Federated k-means (Triebe & Rajagopal, 2019)",
                "comparison": "Cross-paper comparison",
                "data": "Data sets: fetch, decode, prepare, embed (shared)"}
+
+
+def report_keys(report: pd.DataFrame) -> set[str]:
+    """The targets a report's rows check (its ``key`` column), rows of skipped settings
+    (``<section>.skipped``: not targets) left out."""
+    return {str(k) for k in report["key"].dropna() if str(k) and not str(k).endswith(".skipped")}
+
+
+def report_coverage(report: pd.DataFrame, expected) -> tuple[list[str], list[str]]:
+    """A published report's targets against ``expected``, the targets the code checks today
+    (the keys of ``tests/data/quick_verdicts.csv``, which CI's quick run holds to the code:
+    every profile checks the same targets, at its own scale).
+
+    Returns
+    -------
+    unrun : list of str
+        Expected targets no row of the report checks.
+    stale : list of str
+        Targets of the report that the code no longer checks.
+    """
+    keys, expected = report_keys(report), set(expected)
+    return sorted(expected - keys), sorted(keys - expected)
 
 
 def verdict_counts(report: pd.DataFrame) -> dict[str, int]:

@@ -24,6 +24,7 @@ WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environ
 
 def copy_workflow(dest):
     """A copy of the workflow files, as a fresh clone would have them (no results, no data)."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = REPO / name
         if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone

@@ -21,7 +21,7 @@ from fedclust.algorithms import ESTIMATORS, FederatedClusteringMixin
 from fedclust.communication import SERVER, Communication
 from fedclust.lloyd import lloyd
 from fedclust.metrics import clustering_accuracy, kmedian_cost
-from fedclust.rounds import History
+from fedclust.rounds import HISTORY_COLUMNS, History
 from fedclust.seeding import kmeans_plusplus
 
 
@@ -260,6 +260,34 @@ def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):
     assert frame["round"].iloc[0] == 0 and len(frame) >= 2
     # the last round's objective is the cost of the last labels under the devices' centers
     assert frame["n_labels"].iloc[-1] == 3
+
+
+def test_round_history_has_one_shape(estimator_class):
+    """Every multi-round estimator's ``history_``: rows t = 1..T with the shared columns first,
+    agreeing with what a callback saw; a one-shot estimator has none (its one exchange is in
+    ``communication_``)."""
+    X, _, devices = blobs(7)
+    history = History()
+    est = make(estimator_class)
+    if not estimator_class._reports_rounds:
+        assert not hasattr(est.fit(X, devices=devices), "history_")
+        return
+    est.fit(X, devices=devices, callback=history)
+    rows = est.history_
+    assert tuple(rows)[:3] == HISTORY_COLUMNS
+    T = len(rows["round"])
+    assert T >= 1 and rows["round"].tolist() == list(range(1, T + 1))
+    assert all(len(column) == T for column in rows.values())
+    assert rows["aggregated"].dtype == bool and rows["participants"].dtype == np.int64
+    # a round that aggregates heard from at least one device; a local-only round from none
+    assert (rows["participants"][rows["aggregated"]] >= 1).all()
+    assert (rows["participants"][~rows["aggregated"]] == 0).all()
+    # the callback's rounds after the initialization say the same about aggregation
+    seen = history.to_frame().query("round >= 1")
+    n = min(T, len(seen))
+    assert seen["aggregated"].tolist()[:n] == rows["aggregated"].tolist()[:n]
+    # every aggregation is a communication round the ledger counts
+    assert rows["aggregated"].sum() <= est.communication_["rounds"]
 
 
 class ToyMedianCost(ToyLloyd):

@@ -39,7 +39,8 @@ def test_local_steps_between_aggregations_and_communication():
     machines = iid_partition(len(X), M, random_state=1)
     model = LocalKMeans(K, L, n_iter=T, init=centers.copy()).fit(X, devices=machines)
     h = model.history_
-    assert h["aggregated"].tolist() == [t > 0 and t % L == 0 for t in range(T + 1)]
+    assert h["round"].tolist() == list(range(1, T + 1))
+    assert h["aggregated"].tolist() == [t % L == 0 for t in range(1, T + 1)]
     comm = model.communication_
     assert comm["rounds"] == 1 + T // L
     assert comm["floats_down"] == M * K * d * (1 + T // L)
@@ -80,8 +81,14 @@ def test_callback_sees_every_iteration_and_evaluation_stays_outside_the_fit():
     model.fit(X, devices=machines, callback=history)
     frame = history.to_frame()
     assert frame["round"].tolist() == list(range(7))
-    assert frame["aggregated"].tolist() == model.history_["aggregated"].tolist()
-    np.testing.assert_allclose(frame["objective"], model.history_["objective"])
+    # history_ holds the rounds 1..T the callback saw after the initialization (round 0)
+    rounds = frame.iloc[1:]
+    assert rounds["round"].tolist() == model.history_["round"].tolist()
+    assert rounds["aggregated"].tolist() == model.history_["aggregated"].tolist() \
+        == [False, True] * 3
+    np.testing.assert_allclose(rounds["objective"], model.history_["objective"])
+    np.testing.assert_allclose(rounds["global_objective"], model.history_["global_objective"])
+    assert model.history_["participants"].tolist() == [0, 6] * 3
     # the last round's labels are the machines' own final labels
     assert np.array_equal(history.labels[-1], model.machine_labels_)
     assert frame["misclustering"].iloc[-1] == pytest.approx(
@@ -129,10 +136,16 @@ def test_misclustering_by_group_uses_each_groups_best_matching():
 def test_global_objective_is_the_cost_of_the_aggregated_centers():
     X, y, centers = mixture(6)
     machines = iid_partition(len(X), 6, random_state=6)
-    model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, devices=machines)
+    history = History()
+    model = LocalKMeans(4, 3, n_iter=3, init=centers + 0.4).fit(X, devices=machines,
+                                                                 callback=history)
     h = model.history_
-    # t = 0: the initial centers; t = T = 3 ends on an aggregation: the reported centers
-    assert h["global_objective"][0] == pytest.approx(kmeans_cost(X, centers + 0.4))
-    assert h["global_objective"][3] == pytest.approx(kmeans_cost(X, model.cluster_centers_))
+    # the callback's round 0: the initial centers; t = T = 3 ends on an aggregation: the
+    # reported centers
+    initial = history.records[0]
+    assert initial["round"] == 0
+    assert initial["global_objective"] == pytest.approx(kmeans_cost(X, centers + 0.4))
+    assert h["round"][-1] == 3
+    assert h["global_objective"][-1] == pytest.approx(kmeans_cost(X, model.cluster_centers_))
     # right after an aggregation every machine holds the aggregate: both objectives agree
-    assert h["objective"][3] == pytest.approx(h["global_objective"][3])
+    assert h["objective"][-1] == pytest.approx(h["global_objective"][-1])

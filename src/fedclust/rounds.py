@@ -6,6 +6,9 @@
 * :func:`aggregate_centers` -- the server's count-weighted average of the devices' centers,
   cluster by cluster (LocalKMeans' synchronization; Triebe & Rajagopal's ``Gamma*``); a
   cluster no device saw keeps its previous center.
+* :func:`round_history` -- the one shape of every multi-round estimator's ``history_``: one
+  row per round ``t = 1..T``, the columns :data:`HISTORY_COLUMNS` first, then the estimator's
+  own.
 * :class:`RoundState` -- what an estimator reports after each round to a ``callback`` passed
   to ``fit``; :class:`History` is a callback that keeps it, so experiments evaluate rounds
   (misclustering against labels, ...) outside the estimator.
@@ -22,8 +25,13 @@ import pandas as pd
 
 from ._validation import check_fraction, check_int
 
-__all__ = ["n_participants", "sample_participants", "aggregate_centers", "RoundState",
-           "History"]
+__all__ = ["n_participants", "sample_participants", "aggregate_centers", "HISTORY_COLUMNS",
+           "round_history", "RoundState", "History"]
+
+#: The columns every multi-round estimator's ``history_`` starts with: ``round`` (``1..T``),
+#: ``aggregated`` (whether the round ended with a server aggregate) and ``participants``
+#: (devices that sent to the server in the round; 0 in a round of local steps only).
+HISTORY_COLUMNS = ("round", "aggregated", "participants")
 
 
 def n_participants(n_devices: int, fraction: float) -> int:
@@ -82,6 +90,29 @@ def aggregate_centers(device_centers: np.ndarray, weights: np.ndarray, previous:
     filled = totals > 0
     out[filled] = weighted[filled] / totals[filled, None]
     return out, totals
+
+
+def round_history(n_rounds: int, **columns) -> dict[str, np.ndarray]:
+    """An empty ``history_`` of ``n_rounds`` rows: ``round = 1..T``, ``aggregated`` (False),
+    ``participants`` (0), then one float column per entry of ``columns`` (its dtype if given).
+
+    Rounds are 1-based as in the papers (round ``t`` is the ``t``-th exchange or local step);
+    the initialization, which a ``callback`` sees as round 0, is not a round.
+
+    Examples
+    --------
+    >>> from fedclust.rounds import round_history
+    >>> history = round_history(3, points=float)
+    >>> list(history), history["round"].tolist()
+    (['round', 'aggregated', 'participants', 'points'], [1, 2, 3])
+    """
+    history = {"round": np.arange(1, n_rounds + 1), "aggregated": np.zeros(n_rounds, bool),
+               "participants": np.zeros(n_rounds, np.int64)}
+    for name, dtype in columns.items():
+        if name in history:
+            raise ValueError(f"history column {name!r} is one of the shared ones")
+        history[name] = np.zeros(n_rounds, dtype=dtype)
+    return history
 
 
 @dataclass

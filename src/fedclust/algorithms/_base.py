@@ -21,7 +21,11 @@ ledger, draws from a generator that never consumes the caller's, calls the estim
 * ``n_iter_`` -- the estimator's iterations (documented per estimator)
 * ``n_features_in_``
 * ``communication_`` -- the ledger (``rounds``, ``floats_up``, ``floats_down``, ... and the
-  totals per message kind and per edge)
+  totals per message kind and per edge), totals over the whole fit
+* ``history_`` -- estimators that run rounds (``_reports_rounds``) only: one row per round
+  ``t = 1..T`` in the shape of :func:`fedclust.rounds.round_history` (``round``,
+  ``aggregated``, ``participants``, then the estimator's own columns); a one-shot estimator's
+  single exchange is all in ``communication_``
 
 ``tests/test_common.py`` checks all of this for every estimator in one list.
 """

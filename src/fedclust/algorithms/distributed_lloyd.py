@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..communication import SERVER
 from ..lloyd import lloyd
-from ..rounds import RoundState
+from ..rounds import RoundState, round_history
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
@@ -60,6 +60,10 @@ class DistributedLloyd(FederatedClusteringMixin):
         ``n_iter_ + 1`` rounds; a run stopped by ``max_iter`` uses ``max_iter`` rounds and one
         last broadcast of the final centers. ``seeding_rounds`` and ``lloyd_rounds`` split
         ``rounds``.
+    history_ : dict of ndarray
+        One row per Lloyd round ``t = 1..lloyd_rounds`` (:func:`fedclust.rounds.round_history`;
+        seeding rounds are in ``communication_``): ``round``, ``aggregated`` (always True: the
+        server sums every device's cluster sums) and ``participants`` (every device).
 
     Examples
     --------
@@ -114,6 +118,10 @@ class DistributedLloyd(FederatedClusteringMixin):
             comm.send("centers", SERVER, devices, floats=k * d)
         comm.note("seeding_rounds", seeding_rounds)
         comm.note("lloyd_rounds", rounds)
+        history = round_history(rounds)
+        history["aggregated"][:] = True
+        history["participants"][:] = Z
+        self.history_ = history
 
         self.cluster_centers_ = result.centers
         self.labels_ = federation.to_original_order(result.labels)

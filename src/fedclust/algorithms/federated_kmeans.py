@@ -65,7 +65,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_segment, squared_norms
-from ..rounds import RoundState, aggregate_centers, n_participants, sample_participants
+from ..rounds import (RoundState, aggregate_centers, n_participants, round_history,
+                      sample_participants)
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
@@ -136,9 +137,10 @@ class FederatedKMeans(FederatedClusteringMixin):
     n_reassigned_ : int
         Clusters re-initialized over all rounds.
     history_ : dict of ndarray
-        Indexed by round ``t = 1..T``: ``round``, ``points`` (``sum Lambda``, the sampled
-        clients' last-epoch rows), ``clusters_seen`` (clusters with ``Lambda > 0``) and
-        ``reassigned`` (clusters re-initialized after the round). Pass a ``callback`` to
+        One row per round ``t = 1..T`` (:func:`fedclust.rounds.round_history`): ``round``,
+        ``aggregated`` (always True), ``participants`` (``m``), then ``points``
+        (``sum Lambda``, the sampled clients' last-epoch rows), ``clusters_seen`` (clusters
+        with ``Lambda > 0``) and ``reassigned`` (clusters re-initialized after the round). Pass a ``callback`` to
         ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate the centroids every round.
     communication_ : Communication
         The one-off reports (``feature_range``: ``2 d`` floats per client when the box comes
@@ -238,9 +240,8 @@ class FederatedKMeans(FederatedClusteringMixin):
         velocity = np.zeros_like(centers)
         below = np.zeros(k, dtype=np.int64)
         T = self.n_rounds
-        history = {"round": np.arange(1, T + 1), "points": np.zeros(T),
-                   "clusters_seen": np.zeros(T, dtype=np.int64),
-                   "reassigned": np.zeros(T, dtype=np.int64)}
+        history = round_history(T, points=float, clusters_seen=np.int64, reassigned=np.int64)
+        history["aggregated"][:] = True  # every round ends with the server's Gamma*
         counts = {"ints": k} if w is None else {"floats": k}
         x_sq = squared_norms(X) if callback is not None else None
         self._report(callback, 0, centers, federation, x_sq, None)
@@ -261,6 +262,7 @@ class FederatedKMeans(FederatedClusteringMixin):
             else:
                 velocity[seen] = mu * velocity[seen] + step[seen]
             centers[seen] += velocity[seen]
+            history["participants"][t - 1] = len(sampled)
             history["points"][t - 1] = totals.sum()
             history["clusters_seen"][t - 1] = seen.sum()
             if reassigning:

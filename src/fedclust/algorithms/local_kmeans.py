@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_device, squared_norms
-from ..rounds import RoundState, aggregate_centers
+from ..rounds import RoundState, aggregate_centers, round_history
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
@@ -68,13 +68,14 @@ class LocalKMeans(FederatedClusteringMixin):
         ``T``.
     n_machines_ : int
     history_ : dict of ndarray
-        Indexed by iteration ``t = 0..T`` (``t = 0`` is the initialization): ``iteration``,
-        ``objective`` (k-means cost of every row to its machine's current centers),
-        ``global_objective`` (k-means cost of all rows under the size-weighted aggregate of the
-        machines' current centers -- the global model the server would hold if it synchronized
-        at ``t``) and ``aggregated`` (whether iteration ``t`` ended with an aggregation). Pass a
-        ``callback`` to ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate each
-        iteration's labels.
+        One row per iteration ``t = 1..T`` (:func:`fedclust.rounds.round_history`; a
+        ``callback`` also sees the initialization as round 0): ``round``, ``aggregated``
+        (whether iteration ``t`` ended with an aggregation), ``participants`` (``M`` in an
+        aggregation, else 0), ``objective`` (k-means cost of every row to its machine's
+        current centers) and ``global_objective`` (k-means cost of all rows under the
+        size-weighted aggregate of the machines' current centers -- the global model the
+        server would hold if it synchronized at ``t``). Pass a ``callback`` to ``fit`` (e.g.
+        :class:`fedclust.rounds.History`) to evaluate each iteration's labels.
     communication_ : Communication
         Seeding, the broadcast of the initial centers (``K d`` floats to every machine), and
         per aggregation ``K d`` floats and ``K`` integers up from every machine (local
@@ -88,7 +89,7 @@ class LocalKMeans(FederatedClusteringMixin):
     >>> X = np.r_[rng.normal(0, 0.1, (40, 2)), rng.normal(5, 0.1, (40, 2))]
     >>> km = LocalKMeans(2, local_steps=3, n_iter=6, random_state=0)
     >>> km = km.fit(X, devices=np.arange(80) % 4)
-    >>> km.history_["aggregated"].nonzero()[0].tolist()
+    >>> km.history_["round"][km.history_["aggregated"]].tolist()
     [3, 6]
     >>> kinds = km.communication_.by_kind().set_index("kind")
     >>> int(kinds.loc["local_centers", "floats"])  # 2 aggregations x 4 machines x K d = 4
@@ -127,21 +128,21 @@ class LocalKMeans(FederatedClusteringMixin):
         x_sq = squared_norms(X)
         row_w = federation.row_weights
 
-        history = {"iteration": np.arange(T + 1), "objective": np.empty(T + 1),
-                   "global_objective": np.empty(T + 1),
-                   "aggregated": np.zeros(T + 1, dtype=bool)}
+        history = round_history(T, objective=float, global_objective=float)
 
         def record(t, labels, sq, synchronized, virtual_centers):
-            history["objective"][t] = sq @ row_w
+            objective = float(sq @ row_w)
             # synchronized: the machines hold the global centers, whose objective is theirs
-            history["global_objective"][t] = history["objective"][t] if synchronized else \
-                assign(X, virtual_centers, x_sq=x_sq)[1] @ row_w
+            global_objective = objective if synchronized else \
+                float(assign(X, virtual_centers, x_sq=x_sq)[1] @ row_w)
+            if t > 0:  # t = 0 is the initialization, not a round
+                history["objective"][t - 1] = objective
+                history["global_objective"][t - 1] = global_objective
             if callback is not None:
                 callback(RoundState(
                     round=t, centers=global_centers if synchronized else virtual_centers,
-                    aggregated=bool(history["aggregated"][t]),
-                    objective=history["objective"][t],
-                    global_objective=history["global_objective"][t],
+                    aggregated=t > 0 and synchronized,
+                    objective=objective, global_objective=global_objective,
                     device_centers=machine_centers, participants=machines,
                     sorted_labels=labels, order=federation.order))
 
@@ -159,7 +160,8 @@ class LocalKMeans(FederatedClusteringMixin):
                 # size-weighted aggregate, broadcast to every machine
                 global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
                 machine_centers[:] = global_centers
-                history["aggregated"][t] = True
+                history["aggregated"][t - 1] = True
+                history["participants"][t - 1] = Z
                 comm.send("local_centers", machines, SERVER, floats=k * d)
                 comm.send("local_counts", machines, SERVER, **counts)
                 comm.send("centers", SERVER, machines, floats=k * d)
@@ -171,7 +173,7 @@ class LocalKMeans(FederatedClusteringMixin):
             record(t, labels, sq, synchronized, virtual)
 
         self.machine_centers_ = machine_centers.copy()
-        if not history["aggregated"][T]:
+        if not history["aggregated"][T - 1]:
             # the final aggregate the estimator reports needs one more upload
             global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
             comm.send("local_centers", machines, SERVER, floats=k * d)

@@ -201,7 +201,7 @@ def test_the_bars_span_the_runs_from_best_to_worst():
                  metric=metric, value=value)
             for run, ratio in enumerate([1.0, 1.0, 30.0])
             for metric, value in (("cost_ratio", ratio), ("bytes_up", 10.0),
-                                  ("bytes_down", 5.0), ("rounds", 1.0))]
+                                  ("bytes_down", 5.0), ("bytes", 15.0), ("rounds", 1.0))]
     table = pd.DataFrame(rows)
     stats = comparison_stats(table).iloc[0]
     assert (stats.cost_ratio_min, stats.cost_ratio, stats.cost_ratio_max) == \

@@ -220,8 +220,9 @@ def test_sweeps_record_the_gaussians_each_run_missed():
     assert missed.value.between(0, 5).all()
 
 
-def test_real_data_runs_compare_the_three_algorithms_on_natural_clients():
-    from fedclust.experiments.federated_kmeans import real_data_runs
+def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_schema():
+    from fedclust.communication import LEDGER_COLUMNS
+    from fedclust.experiments.comparison import IDS, natural_client_runs
     from fedclust.metrics import kmeans_cost
     from fedclust.plots.fedkmeans import plot_real
 
@@ -234,16 +235,24 @@ def test_real_data_runs_compare_the_three_algorithms_on_natural_clients():
     real = {"runs": 2, "init": "k-means++", "sample_fractions": [0.25, 1.0], "local_epochs": 1,
             "client_lr": 1.0, "batch_size": None, "n_rounds": 20, "kfed_device_clusters": 1,
             "localkmeans_local_steps": 2, "localkmeans_iterations": 10}
-    table = real_data_runs(X, devices, oracle, 4, {**SETTINGS, "real": real},
-                           dataset="toy", base_seed=0, show_progress=False)
+    table = natural_client_runs(X, devices, oracle, 4, {**SETTINGS, "real": real},
+                                dataset="toy", base_seed=0, show_progress=False)
+    # the comparison's ids and names: one schema for every algorithm's runs
+    assert list(table.columns[:len(IDS)]) == IDS
+    assert set(table.partition) == {"natural"} and set(table.n_devices) == {20}
+    assert set(table.dropout) == {0.0}
+    assert set(table.metric) == {"cost_ratio", *LEDGER_COLUMNS}
     ratio = table[table.metric == "cost_ratio"]
-    assert set(ratio.algorithm) == {"federated_kmeans", "k-fed", "localkmeans"}
-    assert set(ratio[ratio.algorithm == "federated_kmeans"].setting) == {"C=0.25", "C=1"}
-    assert ratio.groupby(["algorithm", "setting"]).run.nunique().eq(2).all()
+    assert set(ratio.algorithm) == {"fedkmeans", "kfed", "localkmeans"}
+    assert set(ratio[ratio.algorithm == "fedkmeans"].variant) == {"C=0.25", "C=1"}
+    assert ratio.groupby(["algorithm", "variant"]).run.nunique().eq(2).all()
     # well-separated clusters: every algorithm finds the oracle's cost (ratio 1, within noise)
     assert ratio.value.between(0.999, 1.05).all()
-    floats = table[table.metric == "floats"].set_index(["algorithm", "setting", "run"]).value
+    ledger = table.pivot_table(index=["algorithm", "variant", "run"], columns="metric",
+                               values="value")
+    floats = ledger["floats"]
+    np.testing.assert_array_equal(floats, ledger["floats_up"] + ledger["floats_down"])
     # federated k-means at C = 1: 20 rounds x 20 clients x 2 K d floats, plus the seeding
-    assert floats[("federated_kmeans", "C=1", 0)] >= 20 * 20 * 2 * 4 * 6
-    assert floats[("k-fed", "k'=1", 0)] < floats[("federated_kmeans", "C=1", 0)]
+    assert floats[("fedkmeans", "C=1", 0)] >= 20 * 20 * 2 * 4 * 6
+    assert floats[("kfed", "k'=1", 0)] < floats[("fedkmeans", "C=1", 0)]
     plot_real(table.assign(data_title="toy"))

@@ -26,7 +26,8 @@ def test_mixture_trial_recovers_a_well_separated_mixture():
     assert metrics["accuracy"] == 1.0
     assert metrics["n_devices"] == 15
     assert metrics["rounds"] == 1
-    assert metrics["floats_up"] == 15 * 3 * 20 and metrics["ints_down"] == 15 * 3
+    # 3 centers in R^20 up from each of 15 devices, one 8-byte cluster id down per center
+    assert metrics["floats_up"] == 15 * 3 * 20 and metrics["bytes_down"] == 15 * 3 * 8
     assert metrics["separation_measured"] == pytest.approx(100.0)
     assert metrics["inactive_measured"] == pytest.approx(10.0)
     assert metrics["cost_ratio"] == pytest.approx(1.0, abs=0.01)

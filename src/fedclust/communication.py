@@ -23,7 +23,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["Communication", "SERVER"]
+__all__ = ["Communication", "SERVER", "LEDGER_COLUMNS"]
+
+#: The communication columns of every results table (:meth:`Communication.ledger`), totals
+#: over the whole fit: ``rounds``, floats up, down and in all, bytes up, down and in all.
+LEDGER_COLUMNS = ("rounds", "floats_up", "floats_down", "floats", "bytes_up", "bytes_down",
+                  "bytes")
 
 #: Node id of the server (the hub of a star topology).
 SERVER = -1
@@ -189,6 +194,25 @@ class Communication(Mapping):
             raise ValueError(f"unit must be floats, ints, messages or bytes; got {unit!r}")
         edges = self.by_edge()
         return int(edges.loc[edges["kind"] == kind, unit].sum())
+
+    def ledger(self) -> dict[str, float]:
+        """The :data:`LEDGER_COLUMNS` of this fit, as floats: what every results table records
+        about communication, under the same names.
+
+        Examples
+        --------
+        >>> from fedclust.communication import LEDGER_COLUMNS, Communication, SERVER
+        >>> comm = Communication()
+        >>> comm.send("sums", [0, 1], SERVER, floats=3, ints=1)
+        >>> comm.add_rounds(1)
+        >>> ledger = comm.ledger()
+        >>> list(ledger) == list(LEDGER_COLUMNS)
+        True
+        >>> ledger["floats_up"], ledger["floats"], ledger["bytes_up"], ledger["bytes"]
+        (6.0, 6.0, 64.0, 64.0)
+        """
+        totals = {**self._totals, "floats": self.floats, "bytes": self.bytes}
+        return {key: float(totals[key]) for key in LEDGER_COLUMNS}
 
     def summary(self, prefix: str = "") -> dict:
         """The star summaries (and notes) as a plain dict, keys prefixed by ``prefix``."""

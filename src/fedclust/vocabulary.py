@@ -7,7 +7,12 @@ layer can import it and no import circle goes through it.
 
 from __future__ import annotations
 
-__all__ = ["LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS"]
+__all__ = ["ALGORITHMS", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS"]
+
+#: The algorithm families as every table names them (``algorithm`` column), in the order
+#: tables and legends list them; a family's configurations are its ``variant``.
+ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "coreset",
+              "fedkmeans")
 
 #: LocalKMeans: how an initialization is spelled in file names.
 LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}

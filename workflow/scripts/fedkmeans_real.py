@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
+from fedclust.experiments.comparison import natural_client_runs
 from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.federated_kmeans import real_data_runs
 from fedclust.experiments.separation import select_oracle
 from fedclust.io import write_table
 from fedclust.pipeline.job import job
@@ -14,9 +14,9 @@ with job(snakemake) as log:
                                       chosen=snakemake.input.chosen)
     log.info("%s: k=%d from the separation analysis, oracle cost %.6g", data.description,
              len(centers), attrs["cost"])
-    table = real_data_runs(data.X, data.devices, attrs["cost"], len(centers),
-                           snakemake.params.settings, dataset=data.name,
-                           base_seed=snakemake.params.seed)
+    table = natural_client_runs(data.X, data.devices, attrs["cost"], len(centers),
+                                snakemake.params.settings, dataset=data.name,
+                                base_seed=snakemake.params.seed)
     table.insert(1, "data", data.description)
     table.insert(2, "data_title", data.title)
     write_table(table, snakemake.output[0])

@@ -65,8 +65,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_segment, squared_norms
-from ..rounds import (RoundState, aggregate_centers, n_participants, round_history,
-                      sample_participants)
+from ..rounds import (
+    RoundState,
+    aggregate_centers,
+    n_participants,
+    round_history,
+    sample_participants,
+)
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
@@ -140,8 +145,9 @@ class FederatedKMeans(FederatedClusteringMixin):
         One row per round ``t = 1..T`` (:func:`fedclust.rounds.round_history`): ``round``,
         ``aggregated`` (always True), ``participants`` (``m``), then ``points``
         (``sum Lambda``, the sampled clients' last-epoch rows), ``clusters_seen`` (clusters
-        with ``Lambda > 0``) and ``reassigned`` (clusters re-initialized after the round). Pass a ``callback`` to
-        ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate the centroids every round.
+        with ``Lambda > 0``) and ``reassigned`` (clusters re-initialized after the round).
+        Pass a ``callback`` to ``fit`` (e.g. :class:`fedclust.rounds.History`) to evaluate
+        the centroids every round.
     communication_ : Communication
         The one-off reports (``feature_range``: ``2 d`` floats per client when the box comes
         from the data; ``client_sizes``: one integer per client when reassignment is on

@@ -131,14 +131,14 @@ def _varied_of(sweep: str) -> str:
 
 
 def _real_claims(table: pd.DataFrame, targets: dict) -> list[Claim]:
-    """Beyond the paper, reported: every algorithm's and setting's cost over the pooled
+    """Beyond the paper, reported: every algorithm's and variant's cost over the pooled
     k-means oracle and its floats on each real data set."""
     spec = target(targets, "fedkmeans", "real", "cost_over_oracle")
     out = []
     for dataset, part in table.groupby("dataset", sort=False):
         for _, row in real_stats(part).iterrows():
             out.append(checked(
-                spec, paper=PAPER, item=f"{dataset}, {row['algorithm']} {row['setting']}",
+                spec, paper=PAPER, item=f"{dataset}, {row['algorithm']} {row['variant']}",
                 quantity="k-means cost over the pooled k-means oracle",
                 reproduced=float(row["ratio"]),
                 note=f"{int(row['runs'])} runs, std {row['ratio_std']:.3f}, "

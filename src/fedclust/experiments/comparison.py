@@ -25,11 +25,16 @@ measured on all the data, against the centralized clustering of all the data.
 Recorded per (algorithm, variant, dropout, run): ``cost_ratio`` (k-means cost of the returned
 centres on every row over the centralized cost), ``accuracy`` (against the class labels, where
 the data set has ``k`` classes), ``agreement`` (accuracy against the centralized clustering),
-``rounds``, ``floats_up``/``floats_down``, ``bytes_up``/``bytes_down`` (the shared ledger;
-the centralized reference uploads every row once), ``wall_s`` (the fit) and ``peak_mb`` (the
+the communication (:data:`~fedclust.communication.LEDGER_COLUMNS`: ``rounds``, floats and bytes
+up, down and in all, from the shared ledger; the centralized reference uploads every row once),
+``wall_s`` (the fit) and ``peak_mb`` (the
 fit's peak traced allocation: numpy and Python objects, ``tracemalloc``; the compiled kernels'
 internal buffers are not seen). A setting an algorithm cannot run is a skipped row with its
 reason.
+
+:func:`natural_client_runs` -- beyond Triebe & Rajagopal's paper: federated k-means on a real
+data set's natural clients beside k-FED and LocalKMeans, in the same schema (partition
+``natural``, no dropout).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms import DistributedCoreset, DistributedLloyd, FederatedKMeans, KFed, LocalKMeans
+from ..communication import SERVER, Communication
 from ..exceptions import InfeasibleSettingError
 from ..io import skipped, tidy
 from ..metrics import clustering_accuracy, kmeans_cost
@@ -51,15 +57,16 @@ from ..partitions import COMPARISON_PARTITIONS, partition_devices
 from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
+from ..vocabulary import ALGORITHMS as VOCABULARY_ALGORITHMS
 
 __all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized",
-           "load_data", "compare_setting", "heterogeneity_sweep", "measure"]
+           "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
+           "measure"]
 
 log = logging.getLogger(__name__)
 
 #: The algorithm families, in the order tables and legends list them.
-ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "coreset",
-              "fedkmeans")
+ALGORITHMS = VOCABULARY_ALGORITHMS
 PARTITIONS = COMPARISON_PARTITIONS
 #: The columns naming a run of the comparison table.
 IDS = ["dataset", "partition", "n_devices", "n_clusters", "algorithm", "variant", "dropout",
@@ -125,9 +132,13 @@ def _kept_devices(devices, dropout: float, seed: int) -> np.ndarray:
     return ~np.isin(devices, dropped)
 
 
-def _ledger(comm) -> dict:
-    return {key: float(comm[key]) for key in ("rounds", "floats_up", "floats_down", "bytes_up",
-                                              "bytes_down")}
+def _pooled_upload(X, devices) -> Communication:
+    """The centralized reference's communication: every device uploads its rows once."""
+    comm = Communication(float_bytes=X.itemsize)
+    ids, rows = np.unique(devices, return_counts=True)
+    comm.send("rows", ids, SERVER, floats=rows * X.shape[1])
+    comm.add_rounds(1)
+    return comm
 
 
 def _quality(X, centers, reference_cost, reference_labels, classes) -> dict:
@@ -178,9 +189,7 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
         if fit is None:
             model, seconds, peak = measure(partial(
                 centralized, Xk, k, seed=seed, n_init=cfg["centralized_n_init"]))
-            n, d = Xk.shape
-            comm = {"rounds": 1.0, "floats_up": float(n * d), "floats_down": 0.0,
-                    "bytes_up": float(n * d * Xk.itemsize), "bytes_down": 0.0}
+            comm = _pooled_upload(Xk, dk)
         else:
             estimator = fit.build(seed, int(dk.max()) + 1)
             try:
@@ -190,9 +199,9 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
                             variant, dataset, partition, dropout, run, error)
                 yield skipped(ids, error)
                 continue
-            comm = _ledger(model.communication_)
+            comm = model.communication_
         yield {**ids, **_quality(X, model.cluster_centers_, ref_cost, ref_labels, classes),
-               **comm, "wall_s": seconds, "peak_mb": peak}
+               **comm.ledger(), "wall_s": seconds, "peak_mb": peak}
 
 
 def load_data(dataset: str, features, cfg: dict, *, base_seed: int):
@@ -290,3 +299,82 @@ def heterogeneity_sweep(X, classes, natural, *, dataset: str, cfg: dict, n_clust
                          n_clusters=n_clusters, dropouts=[0.0], base_seed=base_seed,
                          show_progress=show_progress))
     return tidy(records, IDS)
+
+
+def natural_client_runs(X, devices, oracle_cost: float, n_clusters: int, settings: dict, *,
+                        dataset: str, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
+    """Beyond Triebe & Rajagopal's paper: FederatedKMeans on a real data set's natural clients
+    (FEMNIST writers, Shakespeare roles) beside k-FED and LocalKMeans with the same ``k``.
+
+    Every algorithm's k-means cost on all the rows over the oracle's (``oracle_cost``, k-means
+    on the pooled data: what never sharing the data costs) and its communication, in the
+    comparison's schema (:data:`IDS`; ``partition`` is ``natural``, ``dropout`` 0).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    devices : ndarray of shape (n,)
+        The natural clients.
+    oracle_cost : float
+    n_clusters : int
+        ``k`` (the k-FED separation analysis's choice in the pipeline).
+    settings : dict
+        The ``fedkmeans`` config section with its ``real`` subsection: ``runs``, ``init``,
+        ``sample_fractions``, ``local_epochs``, ``client_lr``, ``batch_size``, ``n_rounds``
+        (FederatedKMeans; the server rate, momentum and reassignment are the section's),
+        ``kfed_device_clusters`` (``k'``), ``localkmeans_local_steps`` and
+        ``localkmeans_iterations``.
+
+    Returns
+    -------
+    DataFrame
+        Tidy, one row per (:data:`IDS`, metric): ``cost_ratio`` and the ledger's columns; a
+        setting k-FED cannot run is a skipped row.
+    """
+    from .federated_kmeans import configured_estimator
+
+    k = int(n_clusters)
+    real = settings["real"]
+    # the real data's own start and rounds; the box of re-initializations is the data's range
+    fits = [Fit("fedkmeans", f"C={c:g}", lambda seed, z, c=c: configured_estimator(
+                settings, n_clusters=k, sample_fraction=c, local_epochs=real["local_epochs"],
+                batch_size=real["batch_size"], client_lr=real["client_lr"],
+                n_rounds=real["n_rounds"], init=real["init"], init_bounds=None,
+                random_state=seed))
+            for c in real["sample_fractions"]]
+    fits.append(Fit("kfed", f"k'={real['kfed_device_clusters']}", lambda seed, z: KFed(
+        k, real["kfed_device_clusters"], random_state=seed)))
+    fits.append(Fit("localkmeans", f"L={real['localkmeans_local_steps']}",
+                    lambda seed, z: LocalKMeans(k, real["localkmeans_local_steps"],
+                                             n_iter=real["localkmeans_iterations"],
+                                             random_state=seed)))
+    n_devices = int(len(np.unique(devices)))
+    rows = []
+    todo = [(fit, run) for fit in fits for run in range(real["runs"])]
+    for fit, run in progress(todo, desc=f"federated k-means on {dataset}",
+                             disable=not show_progress):
+        # seeds keep the names these runs had before they moved here (stable names: the
+        # same draws as before the rename of their families)
+        seed = seed_for(base_seed, "fedkmeans", "real", dataset, f"k={k}",
+                        _NATURAL_SEED_NAMES.get(fit.algorithm, fit.algorithm), fit.variant,
+                        f"run={run}")
+        ids = {"dataset": dataset, "partition": "natural", "n_devices": n_devices,
+               "n_clusters": k,
+               "algorithm": fit.algorithm, "variant": fit.variant, "dropout": 0.0, "run": run,
+               "seed": seed}
+        try:
+            model = fit.build(seed, n_devices).fit(X, devices=devices)
+        except InfeasibleSettingError as error:
+            log.warning("skipped %s %s on %s, run %d: %s", fit.algorithm, fit.variant, dataset,
+                        run, error)
+            rows.append(skipped(ids, error))
+            continue
+        rows.append({**ids, "cost_ratio": kmeans_cost(X, model.cluster_centers_) / oracle_cost,
+                     **model.communication_.ledger()})
+    return tidy(rows, IDS)
+
+
+#: The seed names of :func:`natural_client_runs`' families from before they took the
+#: comparison's names (k-FED was ``k-fed``, federated k-means ``federated_kmeans``).
+_NATURAL_SEED_NAMES = {"kfed": "k-fed", "fedkmeans": "federated_kmeans"}
+

@@ -249,8 +249,9 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         :func:`fedclust.plots.coreset.wide_runs` pivots it back): every graph, run,
         construction, network (``graph`` or ``tree``) and coreset size with the metrics
         ``coreset_points`` (``|D|``, centers included), ``points_transmitted`` (points over
-        hops, the paper's measure), ``floats``, ``bytes`` and ``rounds`` (the local costs
-        included), ``cost`` on the global data, ``baseline_cost``, ``cost_ratio``,
+        hops, the paper's measure), the communication
+        (:data:`fedclust.communication.LEDGER_COLUMNS`, the local costs included), ``cost``
+        on the global data, ``baseline_cost``, ``cost_ratio``,
         ``fraction_of_theory`` (``|D|`` over Theorem 1's size), ``communication_bound``
         (Theorem 2's ``m`` times Theorem 1's size on the graph, Theorem 3's ``h`` times it on
         the tree) and ``fraction_of_communication_bound`` (``points_transmitted`` over it);
@@ -302,7 +303,7 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
                                               tree_height=common["tree_height"])
             rows.append({**common, "algorithm": algorithm, "network": net, "coreset_size": t,
                          "coreset_points": coreset.size, "points_transmitted": points,
-                         "floats": comm.floats, "bytes": comm.bytes, "rounds": comm["rounds"],
+                         **comm.ledger(),
                          "cost": cost, "baseline_cost": baseline_cost,
                          "cost_ratio": cost / baseline_cost,
                          "fraction_of_theory": coreset.size / theoretical,

@@ -8,8 +8,10 @@ the progress runs of Figs 6-7, as tidy tables.
   mean distance and the Davies-Bouldin index on the training and the test clients.
 * :func:`progress_runs` -- Figs 6-7: every round's centroids and the spread of the training
   rows nearest to each.
-* :func:`real_data_runs` -- beyond the paper: on real federated data (natural clients), the
-  cost over the pooled k-means oracle and the communication, beside k-FED and LocalKMeans.
+
+Beyond the paper, the real data sets' natural clients (beside k-FED and LocalKMeans) are run by
+the comparison's home, :func:`fedclust.experiments.comparison.natural_client_runs`, in its
+schema.
 
 Every (sweep, value, seed) draws from its own named seed; the data of seed ``s`` is the same in
 every sweep and setting, so settings are compared on the same clients.
@@ -33,7 +35,7 @@ from ..seeds import generator_for, seed_for
 
 __all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "make_client_gaussians",
            "client_data", "estimator_for", "central_estimator", "gaussians_found", "sweep_runs",
-           "progress_runs", "real_data_runs"]
+           "progress_runs", "configured_estimator"]
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ def client_data(data: dict, seed: int, base_seed: int):
     return out
 
 
-def _estimator(settings: dict, **overrides) -> FederatedKMeans:
+def configured_estimator(settings: dict, **overrides) -> FederatedKMeans:
     """FederatedKMeans with the section's hyper-parameters, ``overrides`` replacing some.
 
     Every parameter of the estimator is given (the paper's values, from the config), none
@@ -119,18 +121,20 @@ def estimator_for(settings: dict, *, sample_fraction, local_epochs, client_lr,
                   n_rounds=None, random_state=None) -> FederatedKMeans:
     """FederatedKMeans with the section's fixed hyper-parameters and the given varied ones
     (full batches unless the section sets ``batch_size``)."""
-    return _estimator(settings, sample_fraction=sample_fraction, local_epochs=local_epochs,
-                      client_lr=client_lr, n_rounds=n_rounds or settings["n_rounds"],
-                      random_state=random_state)
+    return configured_estimator(settings, sample_fraction=sample_fraction,
+                                local_epochs=local_epochs, client_lr=client_lr,
+                                n_rounds=n_rounds or settings["n_rounds"],
+                                random_state=random_state)
 
 
 def central_estimator(settings: dict, *, n_rounds=None, random_state=None) -> FederatedKMeans:
     """Central k-means as the paper runs it: Lloyd's iterations from the same uniform start,
     with the same reassignment rule -- FederatedKMeans on one client holding every row, with
     ``C = E = alpha = beta = 1``, no momentum and full batches."""
-    return _estimator(settings, sample_fraction=1.0, local_epochs=1, batch_size=None,
-                      server_lr=1.0, server_momentum=None, client_lr=1.0,
-                      n_rounds=n_rounds or settings["n_rounds"], random_state=random_state)
+    return configured_estimator(settings, sample_fraction=1.0, local_epochs=1, batch_size=None,
+                                server_lr=1.0, server_momentum=None, client_lr=1.0,
+                                n_rounds=n_rounds or settings["n_rounds"],
+                                random_state=random_state)
 
 
 def gaussians_found(centers, means) -> int:
@@ -190,8 +194,9 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
         Tidy (:data:`SWEEP_IDS`, ``metric``, ``value``; ``position`` is the setting's place
         in the sweep, the order of the figure's axis): ``mean_distance``,
         ``davies_bouldin`` (of the model's centers), ``clusters_used`` per split, and per run
-        (split ``all``) ``floats`` sent, ``reassigned`` clusters and ``gaussians_missed``,
-        the Gaussians left without a centroid of their own (:func:`gaussians_found`).
+        (split ``all``) the communication (:data:`fedclust.communication.LEDGER_COLUMNS`),
+        ``reassigned`` clusters and ``gaussians_missed``, the Gaussians left without a
+        centroid of their own (:func:`gaussians_found`).
     """
     vary = check_choice(spec["vary"], "vary", set(VARIED))
     values = list(spec.get("values") or settings["sample_fractions"])
@@ -224,7 +229,7 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
                "run_seed": run_seed, **{k: str(v) for k, v in params.items()}}
         for split, metrics in _evaluate(model, data).items():
             rows.append({**ids, "split": split, **metrics})
-        rows.append({**ids, "split": "all", "floats": float(model.communication_.floats),
+        rows.append({**ids, "split": "all", **model.communication_.ledger(),
                      "reassigned": float(model.n_reassigned_),
                      "gaussians_missed": float(len(settings["data"]["means"]) - gaussians_found(
                          model.cluster_centers_, settings["data"]["means"]))})
@@ -277,72 +282,3 @@ def progress_runs(name: str, spec: dict, settings: dict, *, base_seed: int,
                               n_rounds=spec["n_rounds"], random_state=run_seed)
         model.fit(X, devices=devices, callback=keep)
     return tidy(records, PROGRESS_IDS)
-
-
-def real_data_runs(X, devices, oracle_cost: float, n_clusters: int, settings: dict, *,
-                   dataset: str, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
-    """Beyond the paper: FederatedKMeans on real federated data (the data set's natural clients:
-    FEMNIST writers, Shakespeare roles) beside k-FED and LocalKMeans with the same ``k``.
-
-    Every algorithm's k-means cost on all the rows over the oracle's (``oracle_cost``, k-means
-    on the pooled data: what never sharing the data costs) and its communication.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    devices : ndarray of shape (n,)
-        The natural clients.
-    oracle_cost : float
-    n_clusters : int
-        ``k`` (the k-FED separation analysis's choice in the pipeline).
-    settings : dict
-        The ``fedkmeans.real`` config section: ``runs``, ``init``, ``sample_fractions``,
-        ``local_epochs``, ``client_lr``, ``batch_size``, ``n_rounds`` (FederatedKMeans; the
-        server rate, momentum and reassignment are the section's), ``kfed_device_clusters``
-        (``k'``), ``localkmeans_local_steps`` and ``localkmeans_iterations``.
-
-    Returns
-    -------
-    DataFrame
-        Tidy (``dataset, algorithm, setting, n_clusters, run, seed``): ``cost_ratio``,
-        ``floats``, ``bytes``, ``rounds``; a setting k-FED cannot run is a skipped row.
-    """
-    from ..algorithms import KFed, LocalKMeans
-    from ..exceptions import InfeasibleSettingError
-    from ..io import skipped
-    from ..metrics import kmeans_cost
-
-    k = int(n_clusters)
-    real = settings["real"]
-    # the real data's own start and rounds; the box of re-initializations is the data's range
-    fits = [("federated_kmeans", f"C={c:g}", lambda seed, c=c: _estimator(
-                settings, n_clusters=k, sample_fraction=c, local_epochs=real["local_epochs"],
-                batch_size=real["batch_size"], client_lr=real["client_lr"],
-                n_rounds=real["n_rounds"], init=real["init"], init_bounds=None,
-                random_state=seed))
-            for c in real["sample_fractions"]]
-    fits.append(("k-fed", f"k'={real['kfed_device_clusters']}", lambda seed: KFed(
-        k, real["kfed_device_clusters"], random_state=seed)))
-    fits.append(("localkmeans", f"L={real['localkmeans_local_steps']}", lambda seed: LocalKMeans(
-        k, real["localkmeans_local_steps"], n_iter=real["localkmeans_iterations"],
-        random_state=seed)))
-    rows = []
-    todo = [(fit, run) for fit in fits for run in range(real["runs"])]
-    for (algorithm, setting, make), run in progress(
-            todo, desc=f"federated k-means on {dataset}", disable=not show_progress):
-        seed = seed_for(base_seed, "fedkmeans", "real", dataset, f"k={k}", algorithm, setting,
-                        f"run={run}")
-        ids = {"dataset": dataset, "algorithm": algorithm, "setting": setting,
-               "n_clusters": k, "run": run, "seed": seed}
-        try:
-            model = make(seed).fit(X, devices=devices)
-        except InfeasibleSettingError as error:
-            log.warning("skipped %s %s on %s, run %d: %s", algorithm, setting, dataset, run,
-                        error)
-            rows.append(skipped(ids, error))
-            continue
-        comm = model.communication_
-        rows.append({**ids, "cost_ratio": kmeans_cost(X, model.cluster_centers_) / oracle_cost,
-                     "floats": float(comm.floats), "bytes": float(comm.bytes),
-                     "rounds": float(comm["rounds"])})
-    return tidy(rows, ("dataset", "algorithm", "setting", "n_clusters", "run", "seed"))

@@ -190,8 +190,8 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid, n_devi
     Rows carry an ``algorithm`` column (:data:`FIG3_ALGORITHMS`; k-FED with one server round
     as in Algorithm 2, and with the server run to convergence) with metrics ``cost`` (Eq. 1),
     ``cost_over_oracle``, ``center_cost``, ``accuracy``, ``rounds`` (and for the baseline
-    ``lloyd_rounds`` and ``seeding_rounds``), ``floats_up``, ``floats_down``, ``ints_up``,
-    ``ints_down`` and ``bytes``.
+    ``lloyd_rounds`` and ``seeding_rounds``) and the rest of the communication
+    (:data:`fedclust.communication.LEDGER_COLUMNS`).
     """
     if partition not in ("structured", "iid"):
         raise ValueError(f"partition must be 'structured' or 'iid'; got {partition!r}")
@@ -218,10 +218,7 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid, n_devi
                 continue
             comm = model.communication_
             extra = {key: comm[key] for key in ("lloyd_rounds", "seeding_rounds") if key in comm}
-            records.append({**record, **_costs(X, model, oracle),
-                            **{key: comm[key] for key in ("rounds", "floats_up", "floats_down",
-                                                          "ints_up", "ints_down")},
-                            "bytes": comm.bytes, **extra})
+            records.append({**record, **_costs(X, model, oracle), **comm.ledger(), **extra})
     return tidy(records, ["dataset", "partition", "n_clusters", "device_clusters", "n_devices",
                           "run", "seed", "algorithm"])
 
@@ -254,9 +251,10 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
                 records.append(_skip(base, error, f"participation {dataset} p={p} run {j}"))
                 continue
             comm = model.communication_
-            records.append({**base, **_costs(X, model, oracle),
-                            # the one round's upload (failed devices upload later)
-                            "floats_up": comm.total("local_centers"),
+            records.append({**base, **_costs(X, model, oracle), **comm.ledger(),
+                            # the one round's upload (the failed devices upload later, in
+                            # the ledger's totals)
+                            "floats_up_in_round": float(comm.total("local_centers")),
                             "devices_participating": comm["devices_participating"]})
     return tidy(records, ["dataset", "n_clusters", "device_clusters", "participation", "run",
                           "seed"])

@@ -56,7 +56,8 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
     dict of metric name -> value
         ``accuracy`` (of the induced clustering), ``kmeans_cost`` (of the induced clustering
         with k-FED's centers), ``cost_ratio`` (that cost over the planted clustering's),
-        ``n_devices``, ``rounds``, ``floats_up``, ``ints_down`` and the sample's measured
+        ``n_devices``, the communication (:data:`fedclust.communication.LEDGER_COLUMNS`)
+        and the sample's measured
         ``separation_measured`` (closest active pair) and ``inactive_measured`` (closest
         inactive pair, in units of ``sqrt(m0) lambda``).
     """
@@ -79,9 +80,7 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
         "kmeans_cost": cost,
         "cost_ratio": cost / planted,
         "n_devices": len(np.unique(devices)),
-        "rounds": comm["rounds"],
-        "floats_up": comm["floats_up"],
-        "ints_down": comm["ints_down"],
+        **comm.ledger(),
         "separation_measured": mix.separation,
         "inactive_measured": mix.inactive_separation,
     }

@@ -171,8 +171,8 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
     DataFrame
         Tidy: one row per trial, ``L``, iteration and metric (``misclustering``,
         ``objective``, ``global_objective``, ``mean_machine_misclustering``), plus the run's
-        communication as metrics at the final iteration (``rounds``, ``floats_up``,
-        ``floats_down``).
+        communication as metrics at the final iteration
+        (:data:`fedclust.communication.LEDGER_COLUMNS`).
     """
     keys = dict(keys or {})
     steps = parse_local_steps(local_steps, n_iter)
@@ -198,11 +198,9 @@ def trajectory_runs(*, X_factory, local_steps, n_iter: int, n_machines: int, tri
                 frames.append(pd.DataFrame({**base, "iteration": rounds["round"].to_numpy(),
                                             "metric": metric,
                                             "value": rounds[metric].to_numpy()}))
-            comm = model.communication_
-            frames.append(pd.DataFrame({**base, "iteration": n_iter,
-                                        "metric": ["rounds", "floats_up", "floats_down"],
-                                        "value": [comm["rounds"], comm["floats_up"],
-                                                  comm["floats_down"]]}))
+            ledger = model.communication_.ledger()
+            frames.append(pd.DataFrame({**base, "iteration": n_iter, "metric": list(ledger),
+                                        "value": list(ledger.values())}))
     return pd.concat(frames, ignore_index=True)
 
 

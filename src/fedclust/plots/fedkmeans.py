@@ -75,13 +75,13 @@ def plot_progress(table: pd.DataFrame):
     return fig
 
 
-_REAL_STYLE = {"federated_kmeans": ("tab:blue", "o", "federated k-means"),
-               "k-fed": ("tab:red", "s", "k-FED"), "localkmeans": ("tab:green", "^", "LocalKMeans")}
+_REAL_STYLE = {"fedkmeans": ("tab:blue", "o", "federated k-means"),
+               "kfed": ("tab:red", "s", "k-FED"), "localkmeans": ("tab:green", "^", "LocalKMeans")}
 
 
 def plot_real(table: pd.DataFrame):
     """Cost over the pooled k-means oracle against the floats sent, one point per algorithm
-    and setting (mean ± std over runs)."""
+    and variant (mean ± std over runs)."""
     stats = real_stats(table)
     if stats.empty:
         raise ValueError("the real-data table has no finished run")
@@ -92,7 +92,7 @@ def plot_real(table: pd.DataFrame):
         ax.errorbar(part["floats"], part["ratio"], yerr=part["ratio_std"], ls="none",
                     marker=marker, color=color, capsize=2, ms=5, label=label)
         for _, row in part.iterrows():
-            ax.annotate(row["setting"], (row["floats"], row["ratio"]), fontsize=7,
+            ax.annotate(row["variant"], (row["floats"], row["ratio"]), fontsize=7,
                         xytext=(4, 3), textcoords="offset points")
     ax.set_xscale("log")
     ax.set_xlabel("floats sent")

@@ -13,12 +13,11 @@ _KEYS = ["dataset", "partition", "algorithm", "variant", "dropout"]
 
 def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over runs of every metric, one row per (setting, algorithm, variant,
-    dropout); ``bytes`` is ``bytes_up + bytes_down``; ``cost_ratio_min`` / ``_max`` its range
+    dropout); ``cost_ratio_min`` / ``_max`` its range
     over the runs; ``runs`` counts the runs done (skipped runs are left out)."""
     done = table[table["metric"] != SKIPPED]
     wide = done.pivot_table(index=_KEYS + ["run"], columns="metric", values="value",
                             aggfunc="first").reset_index()
-    wide["bytes"] = wide["bytes_up"] + wide["bytes_down"]
     metrics = [c for c in wide.columns if c not in _KEYS + ["run"]]
     grouped = wide.groupby(_KEYS, sort=False)
     stats = grouped[metrics].mean()

@@ -17,12 +17,12 @@ def sweep_stats(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def real_stats(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std of the cost ratio and mean floats of every (algorithm, setting); skipped
-    runs left out."""
+    """Mean and std of the cost ratio and mean floats sent (up and down) of every
+    (algorithm, variant) of the natural-client runs; skipped runs left out."""
     done = table[table["metric"].isin(["cost_ratio", "floats"])]
-    wide = done.pivot_table(index=["algorithm", "setting", "run"], columns="metric",
+    wide = done.pivot_table(index=["algorithm", "variant", "run"], columns="metric",
                             values="value").reset_index()
-    return (wide.groupby(["algorithm", "setting"])
+    return (wide.groupby(["algorithm", "variant"])
             .agg(ratio=("cost_ratio", "mean"), ratio_std=("cost_ratio", "std"),
                  floats=("floats", "mean"), runs=("run", "nunique"))
             .fillna({"ratio_std": 0.0}).reset_index())

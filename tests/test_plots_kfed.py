@@ -45,6 +45,22 @@ def test_figure1_has_one_line_per_setting(tmp_path):
     assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
 
 
+def test_a_figure_drawn_twice_gives_the_same_bytes_pdf_included(tmp_path, monkeypatch):
+    """Byte-reproducible outputs: no creation date in the PDF, whatever the clock says."""
+    import time
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        save_figure(plot_accuracy_vs_separation(mixture_runs()), tmp_path / run / "f.png",
+                    tmp_path / run / "f.pdf")
+        if run == "a":
+            time.sleep(1.1)  # a creation date would change: PDF dates count seconds
+    for name in ("f.png", "f.pdf"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert b"CreationDate" not in (tmp_path / "a" / "f.pdf").read_bytes()
+
+
 def test_table1_markdown_lists_every_setting():
     runs = mixture_runs()
     runs = runs[runs.separation == 10.0]

@@ -61,10 +61,19 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: fl
     return fig, axes
 
 
+#: Metadata that would make two saves of one figure differ, per format: a PDF's creation
+#: date (matplotlib writes the clock's, or ``SOURCE_DATE_EPOCH``'s when set) is left out, so
+#: outputs are byte-reproducible.
+_STABLE_METADATA = {"pdf": {"CreationDate": None}}
+
+
 def save_figure(fig, *paths) -> None:
-    """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically."""
+    """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically;
+    the same figure gives the same bytes every time (no creation date)."""
     for path in paths:
         path = Path(path)
+        fmt = path.suffix.lstrip(".")
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=path.suffix.lstrip("."), bbox_inches="tight")
+            fig.savefig(tmp, format=fmt, bbox_inches="tight",
+                        metadata=_STABLE_METADATA.get(fmt))
     plt.close(fig)

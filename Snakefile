@@ -31,10 +31,12 @@ from fedclust.pipeline.data import check_mirror, remove_corrupt_copies  # noqa: 
 configfile: "config/config.yaml"
 
 
-# defaults filled from the schema; a bad key or a missing mirror stops here, before any job
-type_command_line_values(config, workflow.config_settings.overwrite_config or {})
+# defaults filled from the schema; a bad key or a missing mirror stops here, before any job.
+# Only --config values are retyped (Snakemake reads nested ones as strings); a --configfile's
+# values keep their YAML types, so a quoted number there is refused, not read as a number.
+type_command_line_values(config, workflow.config_settings.config or {})
 validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
-check_mirror(config)
+check_mirror(config, workflow.config_settings.config)
 # a damaged local copy of a fetched file is removed (named), so its fetch rule fetches it again;
 # only the main process checks: jobs on a cluster's nodes parse this file too
 if workflow.is_main_process:

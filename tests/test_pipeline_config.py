@@ -242,6 +242,8 @@ MALFORMED = [
     (_set(("kfed", "fig4", "kfed"), {"n_clusters": 10, "device_clusters": 11}),
      "'kfed.fig4.kfed.device_clusters': k'=11 is more than k=10"),
     (_set(("seed",), "abc"), "'seed': 'abc' is not of type integer"),
+    (_set(("fedkmeans", "seeds"), "3"), "'fedkmeans.seeds': '3' is not of type integer"),
+    (_set(("data_mirror",), ""), "'data_mirror': '' should be non-empty"),
     (_set(("kfed", "enabled"), "yes"), "'kfed.enabled': 'yes' is not of type boolean"),
     (_set(("coreset", "n_clusters"), {"mnist": 10, "cifar10": 10}),
      "'coreset.n_clusters': 'cifar10' is not one of"),

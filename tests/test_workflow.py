@@ -118,6 +118,18 @@ def test_bad_config_stops_with_the_key_named_in_a_few_lines(tmp_path):
     assert "$defs" not in output and len(output.splitlines()) < 12
 
 
+def test_a_quoted_number_in_a_configfile_and_an_empty_mirror_are_refused(tmp_path):
+    """Only --config values are retyped; a --configfile's "3" is a string, refused by the
+    schema, and ``data_mirror=`` (empty) does not silently mean "download"."""
+    work = copy_workflow(tmp_path)
+    (work / "quoted.yaml").write_text('fedkmeans:\n  seeds: "3"\n')
+    result = run(["-n", "--configfile", "quoted.yaml"], work, ok=False)
+    assert "config key 'fedkmeans.seeds': '3' is not of type integer" in result.stdout
+    result = run(["-n", "--config", "data_mirror="], work, ok=False)
+    assert "config key 'data_mirror': given empty on the command line" in result.stdout
+    assert "Job stats" not in result.stdout
+
+
 def test_a_missing_mirror_is_reported_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "--config", "data_mirror=/no/such/mirror"], work, ok=False)

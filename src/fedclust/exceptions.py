@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["InfeasibleSettingError"]
+__all__ = ["ConfigError", "InfeasibleSettingError"]
 
 
 class InfeasibleSettingError(ValueError):
@@ -14,3 +14,8 @@ class InfeasibleSettingError(ValueError):
     parameters (a negative count, an unknown name) raise ``ValueError`` or ``TypeError``
     instead and stop the run.
     """
+
+
+class ConfigError(ValueError):
+    """The pipeline's configuration is invalid; the message names the key (raised before any
+    job runs, by :mod:`fedclust.pipeline.config` and :mod:`fedclust.pipeline.data`)."""

@@ -19,13 +19,10 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 
+from ..exceptions import ConfigError
 from .data import MIXTURE, SYNTHETIC, dataset_names
 
 __all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values"]
-
-
-class ConfigError(ValueError):
-    """The configuration is invalid; the message names the key."""
 
 
 def _strict_integer(checker, instance) -> bool:
@@ -191,7 +188,7 @@ def validate_config(config: dict, schema_path) -> dict:
     >>> validate_config({"rusn": 2}, schema)
     Traceback (most recent call last):
     ...
-    fedclust.pipeline.config.ConfigError: unknown config key 'rusn' (did you mean 'runs'?)
+    fedclust.exceptions.ConfigError: unknown config key 'rusn' (did you mean 'runs'?)
     allowed keys under '(top level)': runs
     """
     schema = load_schema(schema_path)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..exceptions import ConfigError
+
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
            "local_checks", "remove_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
@@ -86,8 +88,14 @@ def _mirror(config) -> Path | None:
     return Path(mirror).resolve() if mirror else None
 
 
-def check_mirror(config) -> None:
-    """Raise naming ``data_mirror`` when it is set but is not a folder."""
+def check_mirror(config, command_line=None) -> None:
+    """Raise naming ``data_mirror`` when it is set but is not a folder, or when the command
+    line gave it empty (``--config data_mirror=``, which Snakemake reads as null: it would
+    silently mean "download"). ``command_line``: the ``--config`` values."""
+    if command_line and "data_mirror" in command_line and not command_line["data_mirror"]:
+        raise ConfigError("config key 'data_mirror': given empty on the command line; give a "
+                          "folder (e.g. data_mirror=../shared/data), or leave it out to "
+                          "download")
     mirror = config.get("data_mirror")
     if mirror and not Path(mirror).is_dir():
         raise FileNotFoundError(

@@ -57,7 +57,8 @@ def test_the_circle_check_sees_function_level_imports(tmp_path):
     """The graph counts an import inside a function as an arrow (a circle through one is still
     a circle for a reader)."""
     graph = import_graph()
-    # pipeline/localkmeans.py imports experiments/localkmeans inside a caption function only
+    # pipeline/localkmeans.py imports experiments/localkmeans inside a caption context function
+    # only
     assert graph.has_edge("fedclust.pipeline.localkmeans", "fedclust.experiments.localkmeans")
     assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.kfed")
 

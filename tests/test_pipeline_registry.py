@@ -75,8 +75,47 @@ def test_captions_render_from_the_config_and_cite_only_produced_files(cfg):
     assert f"c0 = {sep['threshold']:g}" in caption and "FEMNIST" in caption
     assert f"{cfg['kfed']['fig1']['runs']} runs" in registry.figure_caption(
         "kfed", "fig1_accuracy_vs_separation", cfg)
-    assert kfed.table1_caption(cfg).count("m0 = 5") == 1
-    assert "c0 =" in kfed.chosen_k_caption(cfg)
+    assert registry.table_caption("kfed", "table1", cfg).count("m0 = 5") == 1
+    assert "c0 =" in registry.table_caption("kfed", "chosen_k", cfg)
+
+
+def test_every_caption_template_is_declared_or_imported_and_every_declared_one_exists():
+    """workflow/report/captions/ holds the templates the figures and tables declare and the
+    fragments (``_*.rst``) they import, nothing else."""
+    from jinja2 import Environment, FileSystemLoader, meta
+
+    from fedclust.pipeline.captions import CAPTIONS
+
+    assert CAPTIONS == REPO / "workflow" / "report" / "captions"
+    files = {p.relative_to(CAPTIONS).as_posix() for p in CAPTIONS.rglob("*") if p.is_file()}
+    declared = registry.caption_templates()
+    assert declared <= files, f"declared, missing: {sorted(declared - files)}"
+    environment = Environment(loader=FileSystemLoader(CAPTIONS))
+    used, pending = set(), list(declared)
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            source = (CAPTIONS / name).read_text()
+            pending += meta.find_referenced_templates(environment.parse(source))
+    assert files == used, f"neither declared nor imported: {sorted(files - used)}"
+    fragments = {name for name in used if name.rpartition("/")[2].startswith("_")}
+    assert fragments == used - declared
+
+
+def test_a_caption_renders_on_one_line_and_a_missing_name_is_an_error(tmp_path):
+    from jinja2 import UndefinedError
+
+    from fedclust.pipeline.captions import render
+
+    (tmp_path / "figure.rst").write_text(
+        '{# not rendered #}\nc = {{ c | formatted("g") }} ({{ spec["values"] }},\n'
+        '    {{ n | formatted(",") }})\n{%- if spec["values"] -%}\n.\n{%- endif %}\n')
+    context = {"c": 100.0, "n": 78095, "spec": {"values": [1, 2]}}
+    assert render("figure.rst", context, tmp_path) == "c = 100 ([1, 2], 78,095)."
+    # a subscript is the key, and a missing key an error (Jinja would render the dict's method)
+    with pytest.raises(UndefinedError, match="values"):
+        render("figure.rst", {**context, "spec": {}}, tmp_path)
 
 
 def test_figure_inputs_are_gathered_tables_or_rule_outputs(cfg):
@@ -116,6 +155,8 @@ def test_unknown_names_are_refused(cfg):
         registry.paper("coresets")
     with pytest.raises(ValueError, match="kfed has no enabled figure 'fig9'"):
         registry.figure("kfed", "fig9", cfg)
+    with pytest.raises(ValueError, match="kfed declares no table caption 'table2'"):
+        registry.table_caption("kfed", "table2", cfg)
     with pytest.raises(ValueError, match="unknown initialization"):
         localkmeans.init_of_file_name("kmeans")
 

@@ -53,7 +53,7 @@ rule kfed_table1:
     resources:
         mem_mb=500,
     params:
-        caption=kfed_pipeline.table1_caption(config),
+        caption=registry.table_caption("kfed", "table1", config),
     script:
         "../scripts/kfed_table1.py"
 
@@ -132,7 +132,7 @@ rule kfed_separation:
         mem_mb=500,
     params:
         threshold=config["kfed"]["separation"]["threshold"],
-        caption=kfed_pipeline.chosen_k_caption(config),
+        caption=registry.table_caption("kfed", "chosen_k", config),
     script:
         "../scripts/kfed_separation_summary.py"
 

@@ -1,5 +1,6 @@
 """What a paper module declares: its :class:`Paper`, with its :class:`Figure` and :class:`Table`
-entries, and the helpers their inputs and captions are built with.
+entries, and the helpers their inputs and caption contexts are built with (the captions' text
+is in templates under ``workflow/report/captions/``, :mod:`fedclust.pipeline.captions`).
 
 Below both the paper modules (which build their ``PAPER`` from these) and
 :mod:`fedclust.pipeline.registry` (which collects the ``PAPER`` of every paper module): no
@@ -12,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Figure", "Table", "Paper", "gathered_table", "stated_differences"]
+__all__ = ["Figure", "Table", "Paper", "gathered_table", "stated_differences",
+           "differences_context"]
 
 
 def _always(config) -> bool:
     return True
+
+
+def _nothing_computed(config, dataset=None) -> dict:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,15 @@ class Figure:
     plot : str
         ``"module:function"``; the function takes the tables (as DataFrames, in the order of
         ``inputs``) and ``options`` and returns a matplotlib figure.
-    caption : callable(config, dataset) -> str
-        The report caption: what it shows, which paper figure it reproduces, every deviation;
-        numbers come from the config, never from literals.
+    caption : str
+        The report caption's template, its path under ``workflow/report/captions/`` (e.g.
+        ``"kfed/fig1_accuracy_vs_separation.rst"``; the conventions are in
+        :mod:`fedclust.pipeline.captions`): what the figure shows, which paper figure it
+        reproduces, every deviation; numbers come from the config, never from literals.
+    caption_context : callable(config, dataset) -> dict
+        What the template needs that is computed rather than read from the config (e.g. the
+        stated reasons to differ, :func:`differences_context`); the template also sees the
+        config, the data set, the paper's citation, ``options`` and the data sets' titles.
     enabled : callable(config) -> bool
     datasets : callable(config) -> list of str, optional
         For a per-data-set figure.
@@ -64,7 +76,8 @@ class Figure:
     name: str
     inputs: Callable[[dict, str | None], list[str]]
     plot: str
-    caption: Callable[[dict, str | None], str]
+    caption: str
+    caption_context: Callable[[dict, str | None], dict] = _nothing_computed
     enabled: Callable[[dict], bool] = _always
     datasets: Callable[[dict], list[str]] | None = None
     options: dict = field(default_factory=dict)
@@ -98,6 +111,10 @@ class Paper:
         The tables the claims read, by name.
     extra_targets : callable(config) -> list of str
         Other outputs ``rule all`` asks for (e.g. a rendered table).
+    table_captions : dict of str -> str
+        The caption templates of the tables the paper's own rules put in the report, by name
+        (``{"table1": "kfed/table1.rst"}``); they see what a figure's template sees, without
+        a data set or options.
     """
 
     key: str
@@ -107,6 +124,7 @@ class Paper:
     claims: str
     claim_inputs: Callable[[dict], dict[str, str]]
     extra_targets: Callable[[dict], list[str]] = lambda config: []
+    table_captions: dict[str, str] = field(default_factory=dict)
 
     def enabled(self, config) -> bool:
         return bool(config[self.key]["enabled"])
@@ -139,3 +157,10 @@ def stated_differences(config, paper_key: str, section: str) -> str:
         return ""
     return " Where our setting can differ from the paper, and why: " + " ".join(
         dict.fromkeys(texts))
+
+
+def differences_context(paper_key: str, section: str) -> Callable:
+    """A figure's caption context holding the stated reasons to differ of ``paper_key.section``
+    (:func:`stated_differences`), as ``differences``."""
+    return lambda config, dataset=None: {
+        "differences": stated_differences(config, paper_key, section)}

@@ -5,8 +5,9 @@ declares one :class:`~fedclust.pipeline.declarations.Paper`. The workflow reads 
 everything that would otherwise be repeated: the targets of ``rule all``, the wildcard
 constraints of the generic ``figure``, ``gather`` and ``claims`` rules, each figure's input
 tables, plot function and caption, and the tables the claims are computed from. Adding a
-figure is one :class:`Figure` entry (plus its plot function
-in :mod:`fedclust.plots` and its caption function); no rule, script or config key changes.
+figure is one :class:`Figure` entry (plus its plot function in :mod:`fedclust.plots` and its
+caption template under ``workflow/report/captions/``, :mod:`fedclust.pipeline.captions`); no
+rule, script or config key changes.
 
 This module and the paper modules import nothing heavy: the Snakefile reads them at parse
 time. Plot and claim functions are named by ``"module:function"`` strings and imported only
@@ -24,8 +25,9 @@ from importlib import import_module
 from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
-           "figure", "figure_inputs", "figure_caption", "stated_differences", "figure_pattern",
-           "gathered_tables", "table_parts", "claims_inputs", "resolve", "draw", "check_claims"]
+           "figure", "figure_inputs", "figure_caption", "table_caption", "caption_templates",
+           "stated_differences", "figure_pattern", "gathered_tables", "table_parts",
+           "claims_inputs", "resolve", "draw", "check_claims"]
 
 
 def papers() -> dict[str, Paper]:
@@ -64,10 +66,39 @@ def figure_inputs(paper_key: str, name: str, config) -> list[str]:
     return fig.inputs(config, dataset)
 
 
+def _caption_context(paper_key: str, config, dataset=None, options=None) -> dict:
+    """What every caption template sees (:mod:`fedclust.pipeline.captions`)."""
+    from .data import DATASETS, SYNTHETIC, title_of
+    return {"config": config, "dataset": dataset, "citation": paper(paper_key).title,
+            "options": options or {},
+            "titles": {name: title_of(name) for name in [*DATASETS, *SYNTHETIC]}}
+
+
 def figure_caption(paper_key: str, name: str, config) -> str:
-    """The report caption of figure ``name``, rendered from the config."""
+    """The report caption of figure ``name``, rendered from the config by its template."""
+    from .captions import render
+
     fig, dataset = figure(paper_key, name, config)
-    return fig.caption(config, dataset)
+    return render(fig.caption, {**_caption_context(paper_key, config, dataset, fig.options),
+                                **fig.caption_context(config, dataset)})
+
+
+def table_caption(paper_key: str, name: str, config) -> str:
+    """The report caption of a table the paper's own rules put in the report (e.g. k-FED's
+    ``table1``), rendered from the config by its template."""
+    from .captions import render
+
+    templates = paper(paper_key).table_captions
+    if name not in templates:
+        raise ValueError(f"{paper_key} declares no table caption {name!r}; declared: "
+                         f"{sorted(templates)}")
+    return render(templates[name], _caption_context(paper_key, config))
+
+
+def caption_templates() -> set[str]:
+    """Every caption template a figure or table of any paper declares (enabled or not)."""
+    return {template for p in papers().values()
+            for template in [*(fig.caption for fig in p.figures), *p.table_captions.values()]}
 
 
 def figure_pattern(paper_key: str | None = None) -> str:

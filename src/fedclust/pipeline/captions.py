@@ -1,0 +1,106 @@
+"""Report captions: Jinja templates beside the workflow, rendered from the run's config.
+
+Every caption of the report (each figure's, and those of the tables a paper's own rules put in
+it) is a Jinja template under ``workflow/report/captions/`` (:data:`CAPTIONS`); the paper
+modules only declare which template a figure or table uses and compute what it needs
+(:class:`~fedclust.pipeline.declarations.Figure`'s ``caption`` and ``caption_context``).
+
+Conventions of the folder:
+
+* ``<paper>/<figure name>.rst`` is a figure's caption, the ``{dataset}`` field of a per-data-set
+  figure written ``dataset`` (``kfed/fig5_separation_dataset.rst`` is every
+  ``kfed_fig5_separation_<data set>`` figure's). Figures that differ only in a plot option share
+  one template named after what they share (``coreset/fig2_dataset.rst`` for ``fig2_{dataset}``
+  and ``fig2_bytes_{dataset}``; ``comparison/pareto.rst``); a report table's caption is named
+  after the table (``kfed/table1.rst``).
+* ``<paper>/_macros.rst`` holds the fragments a paper's captions share, as Jinja macros; a file
+  starting with ``_`` is imported by templates, never rendered alone.
+* A template sees the whole ``config``, the ``dataset`` of a per-data-set figure (None
+  otherwise), the paper's ``citation``, the figure's plot ``options``, ``titles`` (every data
+  set's title, :func:`fedclust.pipeline.data.title_of`) and whatever its figure's
+  ``caption_context`` computes. An undefined name is an error, not an empty string.
+* A Python format spec is the ``formatted`` filter: ``{{ x | formatted("g") }}`` is
+  ``f"{x:g}"``.
+* ``cfg.runs`` reads key ``runs`` where the dict has no such method; a key named like a dict's
+  method (``items``, ``values``, ``keys``, ``get``) is ``cfg["values"]``, which is only ever the
+  key (an error where there is none, never the method).
+* Any run of whitespace renders as one space, so templates are wrapped for reading and a
+  caption is one line; ``{%- ... -%}`` joins pieces with no space between them.
+
+The templates are part of the workflow, not of the package: :data:`CAPTIONS` is found from this
+file's place in ``src/fedclust/pipeline/``, so the package renders captions when installed from
+a checkout (editable, as the README installs it), not from a wheel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+__all__ = ["CAPTIONS", "render"]
+
+#: ``<repository>/workflow/report/captions``: this file is ``<repository>/src/fedclust/pipeline/``.
+CAPTIONS = Path(__file__).resolve().parents[3] / "workflow" / "report" / "captions"
+
+
+def _formatted(value, spec: str) -> str:
+    """``format(value, spec)``: how a template writes an f-string's ``{value:spec}``."""
+    return format(value, spec)
+
+
+class _SubscriptIsKeyEnvironment(jinja2.Environment):
+    """A subscript of a mapping is only ever its key: Jinja falls back to an attribute, so a
+    config section lacking key ``values`` would render ``cfg["values"]`` as the dict's
+    ``values`` method instead of failing."""
+
+    def getitem(self, obj, argument):
+        if isinstance(obj, Mapping):
+            try:
+                return obj[argument]
+            except (KeyError, TypeError):
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
+
+
+@cache
+def _environment(directory: Path) -> jinja2.Environment:
+    if not directory.is_dir():
+        raise FileNotFoundError(
+            f"no caption templates at {directory}: they ship with the workflow "
+            f"(workflow/report/captions/), so fedclust renders captions only when installed "
+            f"from a checkout (pip install -e .)")
+    environment = _SubscriptIsKeyEnvironment(loader=jinja2.FileSystemLoader(directory),
+                                             undefined=jinja2.StrictUndefined,
+                                             autoescape=False)
+    environment.filters["formatted"] = _formatted
+    return environment
+
+
+def render(template: str, context: dict, directory: Path | str | None = None) -> str:
+    """The caption ``template`` renders from ``context``, its whitespace collapsed to single
+    spaces.
+
+    Parameters
+    ----------
+    template : str
+        Its path under ``directory``, e.g. ``"kfed/table1.rst"``.
+    context : dict
+        The names the template reads.
+    directory : path, optional
+        The templates' folder; :data:`CAPTIONS` by default.
+
+    Returns
+    -------
+    str
+        One line.
+
+    Raises
+    ------
+    jinja2.UndefinedError
+        When the template reads a name (or key) the context lacks.
+    """
+    environment = _environment(Path(directory or CAPTIONS).resolve())
+    return " ".join(environment.get_template(template).render(context).split())

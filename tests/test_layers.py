@@ -79,3 +79,18 @@ def test_every_partitioner_lives_in_the_partition_module():
     from fedclust import partitions
 
     assert set(partitions.__all__) >= set(defined)
+
+
+def test_the_layers_read_top_to_bottom():
+    """The numeric layers (experiments, summaries, claims, plots) take the pipeline's names
+    from the ground floor (fedclust.vocabulary), never from the pipeline's catalogue above
+    them; the vocabulary imports no module of the library (tests/test_summaries.py checks that
+    claims and summaries never import matplotlib)."""
+    graph = import_graph()
+    numeric = ("experiments", "summaries", "claims", "plots")
+    upward = sorted((a, b) for a, b in graph.edges
+                    if a.split(".")[1] in numeric and b.startswith("fedclust.pipeline"))
+    assert not upward, f"numeric code importing the pipeline: {upward}"
+    assert not list(graph.successors("fedclust.vocabulary"))
+    uses_vocabulary = {a.split(".")[1] for a in graph.predecessors("fedclust.vocabulary")}
+    assert set(numeric) <= uses_vocabulary | {"summaries"}, uses_vocabulary

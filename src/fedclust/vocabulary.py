@@ -7,7 +7,11 @@ layer can import it and no import circle goes through it.
 
 from __future__ import annotations
 
-__all__ = ["ALGORITHMS", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS"]
+from dataclasses import dataclass
+
+__all__ = ["ALGORITHMS", "DatasetSpec", "DATASETS", "SYNTHETIC", "MIXTURE", "title_of",
+           "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS", "CORESET_GRAPHS",
+           "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
 
 #: The algorithm families as every table names them (``algorithm`` column), in the order
 #: tables and legends list them; a family's configurations are its ``variant``.
@@ -18,3 +22,79 @@ ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "corese
 LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}
 #: LocalKMeans: Figure 4's sweeps (App. B.2).
 LKM_FIG4_SWEEPS = ("snr", "n_clusters", "n_machines")
+
+
+# ------------------------------------------------------------------------------ data sets
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A data set of the pipeline.
+
+    Attributes
+    ----------
+    name : str
+        Key in the config (``datasets.<name>``) and in every results table.
+    title : str
+        How figures name it; the preparation adds what it cannot know in advance (which
+        source was used), and tables carry the result in their ``data_title`` column.
+    natural_devices : str or None
+        What its natural partition is (``"writers"``, ``"roles"``), None without one.
+    embedding : bool
+        Its features are a CNN's embedding (rule ``train_embedding``), not the raw data.
+    fetch : str
+        The rule that fetches its raw files.
+    """
+
+    name: str
+    title: str
+    natural_devices: str | None
+    embedding: bool
+    fetch: str
+
+
+DATASETS = {spec.name: spec for spec in (
+    DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist"),
+    DatasetSpec("femnist", "FEMNIST", "writers", False, "fetch_femnist"),
+    DatasetSpec("shakespeare", "Shakespeare", "roles", False, "fetch_shakespeare"),
+    DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures"),
+    DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
+    DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
+    DatasetSpec("year_prediction", "YearPredictionMSD", None, False, "fetch_year_prediction"),
+)}
+
+#: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.
+SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
+
+#: The comparison's synthetic data set: k-FED's separated Gaussian mixture, drawn in the job.
+MIXTURE = "mixture"
+
+
+
+def title_of(name: str) -> str:
+    """How figures and captions name data set ``name`` (a synthetic one included; the name
+    itself when unknown)."""
+    if name in SYNTHETIC:
+        return SYNTHETIC[name]
+    return DATASETS[name].title if name in DATASETS else str(name)
+
+
+def dataset_names(*, embedding: bool | None = None, natural: bool | None = None) -> list[str]:
+    """Names of the data sets, optionally only (non-)embeddings or those with(out) a natural
+    partition."""
+    return [s.name for s in DATASETS.values()
+            if (embedding is None or s.embedding == embedding)
+            and (natural is None or (s.natural_devices is not None) == natural)]
+
+
+# ------------------------------------------------------------------------------ papers
+#: Distributed coresets: the paper's three communication graphs (Sec. 5), as config and file
+#: names.
+CORESET_GRAPHS = ("erdos_renyi", "grid", "preferential_attachment")
+#: Federated k-means: how captions and axes name the hyper-parameters (the paper's symbols).
+FEDKMEANS_VARIED_TITLES = {"sample_fraction": "client fraction C",
+                           "local_epochs": "local epochs E",
+                           "client_lr": "client learning rate beta"}
+#: Federated k-means: the paper's symbols of the hyper-parameters.
+FEDKMEANS_SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "beta"}
+#: Federated k-means: how tables name central k-means in a sweep of ``sample_fraction`` (the
+#: paper's "central").
+FEDKMEANS_CENTRAL = "central"

@@ -30,7 +30,7 @@ PAPER_DATA = "year_prediction"
 
 def stand_in(dataset: str) -> str:
     """Why a row on ``dataset`` is a deviation ("" on the paper's own YearPredictionMSD)."""
-    from ..pipeline.data import SYNTHETIC, title_of
+    from ..vocabulary import SYNTHETIC, title_of
 
     if dataset == PAPER_DATA:
         return ""

@@ -20,9 +20,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..pipeline.fedkmeans import CENTRAL, SYMBOLS
 from ..reproduction import Claim, checked, target
 from ..summaries.fedkmeans import real_stats, sweep_stats
+from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
+from ..vocabulary import FEDKMEANS_SYMBOLS as SYMBOLS
 
 __all__ = ["PAPER", "claims", "sweep_means", "seed_outcomes"]
 

@@ -214,7 +214,7 @@ def load_data(dataset: str, features, cfg: dict, *, base_seed: int):
     from its prepared features (``features``, ``data/<name>/features.h5``).
     """
     from ..data import make_separated_mixture
-    from ..pipeline.data import MIXTURE
+    from ..vocabulary import MIXTURE
     from .datasets import read_prepared
 
     if dataset == MIXTURE:

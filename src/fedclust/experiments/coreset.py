@@ -63,10 +63,10 @@ from ..federation import Federation
 from ..io import tidy
 from ..lloyd import assign
 from ..partitions import SITE_WEIGHT_SCHEMES, site_weight_partition
-from ..pipeline.coreset import GRAPHS
 from ..progress import progress
 from ..seeds import generator_for, seed_for
 from ..topology import Topology
+from ..vocabulary import CORESET_GRAPHS as GRAPHS
 
 __all__ = ["GRAPHS", "OBJECTIVES", "SETTING_IDS", "ALGORITHM_TITLES", "make_msd_mixture",
            "make_graph", "global_cost", "baseline_runs", "setting_runs", "n_clusters_of",
@@ -157,7 +157,7 @@ def _seeds(seed: int, n_init: int, *names) -> list[int]:
 def n_clusters_of(dataset: str, settings: dict) -> int:
     """``k`` of a data set: the synthetic mixture's components (``coreset.synthetic``; the
     paper's k = 50 for YearPredictionMSD), else ``coreset.n_clusters[dataset]``."""
-    from ..pipeline.data import SYNTHETIC
+    from ..vocabulary import SYNTHETIC
 
     if dataset in SYNTHETIC:
         return int(settings["synthetic"]["n_clusters"])
@@ -382,7 +382,7 @@ def load_data(dataset: str, path, settings: dict, *, base_seed: int):
         How figures name it (the preparation's title, which says which source was used).
     description : str
     """
-    from ..pipeline.data import SYNTHETIC
+    from ..vocabulary import SYNTHETIC
 
     if dataset in SYNTHETIC:
         syn = settings["synthetic"]

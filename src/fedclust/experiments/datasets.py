@@ -29,8 +29,8 @@ from ..data.mnist import load_mnist
 from ..data.postures import POSTURES_SUBSET, load_postures, postures_features
 from ..data.shakespeare import build_shakespeare_dataset
 from ..data.year_prediction import YEAR_ROWS, load_year_prediction
-from ..pipeline.data import DATASETS
 from ..seeds import seed_for
+from ..vocabulary import DATASETS
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
            "prepare_postures", "prepare", "PREPARERS", "embed", "write_prepared", "read_prepared"]

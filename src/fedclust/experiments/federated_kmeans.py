@@ -29,9 +29,9 @@ from ..algorithms.federated_kmeans import FederatedKMeans
 from ..io import tidy
 from ..lloyd import assign
 from ..metrics import davies_bouldin_centers, mean_distance
-from ..pipeline.fedkmeans import CENTRAL
 from ..progress import progress
 from ..seeds import generator_for, seed_for
+from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
 
 __all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "make_client_gaussians",
            "client_data", "estimator_for", "central_estimator", "gaussians_found", "sweep_runs",

@@ -14,14 +14,14 @@ the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.
 
 from __future__ import annotations
 
-from .data import SYNTHETIC
+from ..vocabulary import CORESET_GRAPHS, SYNTHETIC
 from .declarations import Figure, Paper, Table, differences_context
 
 __all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "panel_graphs", "baseline_parts",
            "diameter_parts", "job_settings", "features_input"]
 
 #: The paper's three communication graphs (Sec. 5), as config and file names.
-GRAPHS = ("erdos_renyi", "grid", "preferential_attachment")
+GRAPHS = CORESET_GRAPHS
 CITATION = "Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013)"
 
 

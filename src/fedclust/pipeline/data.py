@@ -17,70 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..exceptions import ConfigError
+from ..vocabulary import DATASETS, MIXTURE, SYNTHETIC, DatasetSpec, dataset_names, title_of
 
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
            "local_checks", "remove_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """A data set of the pipeline.
-
-    Attributes
-    ----------
-    name : str
-        Key in the config (``datasets.<name>``) and in every results table.
-    title : str
-        How figures name it; the preparation adds what it cannot know in advance (which
-        source was used), and tables carry the result in their ``data_title`` column.
-    natural_devices : str or None
-        What its natural partition is (``"writers"``, ``"roles"``), None without one.
-    embedding : bool
-        Its features are a CNN's embedding (rule ``train_embedding``), not the raw data.
-    fetch : str
-        The rule that fetches its raw files.
-    """
-
-    name: str
-    title: str
-    natural_devices: str | None
-    embedding: bool
-    fetch: str
-
-
-DATASETS = {spec.name: spec for spec in (
-    DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist"),
-    DatasetSpec("femnist", "FEMNIST", "writers", False, "fetch_femnist"),
-    DatasetSpec("shakespeare", "Shakespeare", "roles", False, "fetch_shakespeare"),
-    DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures"),
-    DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
-    DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
-    DatasetSpec("year_prediction", "YearPredictionMSD", None, False, "fetch_year_prediction"),
-)}
-
-#: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.
-SYNTHETIC = {"msd_mixture": "Gaussian mixture of YearPredictionMSD's shape"}
-
-#: The comparison's synthetic data set: k-FED's separated Gaussian mixture, drawn in the job.
-MIXTURE = "mixture"
-
-
-
-def title_of(name: str) -> str:
-    """How figures and captions name data set ``name`` (a synthetic one included; the name
-    itself when unknown)."""
-    if name in SYNTHETIC:
-        return SYNTHETIC[name]
-    return DATASETS[name].title if name in DATASETS else str(name)
-
-
-def dataset_names(*, embedding: bool | None = None, natural: bool | None = None) -> list[str]:
-    """Names of the data sets, optionally only (non-)embeddings or those with(out) a natural
-    partition."""
-    return [s.name for s in DATASETS.values()
-            if (embedding is None or s.embedding == embedding)
-            and (natural is None or (s.natural_devices is not None) == natural)]
 
 
 def _mirror(config) -> Path | None:

@@ -13,6 +13,7 @@ beside k-FED and LocalKMeans; gathered in ``real.csv``).
 
 from __future__ import annotations
 
+from ..vocabulary import FEDKMEANS_CENTRAL, FEDKMEANS_SYMBOLS, FEDKMEANS_VARIED_TITLES
 from .declarations import Figure, Paper, Table, stated_differences
 from .kfed import chosen_oracle_inputs
 
@@ -20,13 +21,8 @@ __all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "progress_part"
            "real_inputs", "VARIED_TITLES", "SYMBOLS", "CENTRAL"]
 
 CITATION = "Federated k-means (Triebe & Rajagopal, 2019)"
-#: How captions and axes name the hyper-parameters (the paper's symbols).
-VARIED_TITLES = {"sample_fraction": "client fraction C", "local_epochs": "local epochs E",
-                 "client_lr": "client learning rate beta"}
-#: The paper's symbols of the hyper-parameters, in captions and figure titles.
-SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "beta"}
-#: How tables name central k-means in a sweep of ``sample_fraction`` (the paper's "central").
-CENTRAL = "central"
+# the paper's names, on the ground floor (experiments, plots and claims read them there)
+CENTRAL, SYMBOLS, VARIED_TITLES = FEDKMEANS_CENTRAL, FEDKMEANS_SYMBOLS, FEDKMEANS_VARIED_TITLES
 #: What a sweep's or a progress run's name may be (it is part of file names).
 _NAME = r"[A-Za-z0-9]+"
 

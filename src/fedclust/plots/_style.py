@@ -33,7 +33,7 @@ _RC = {
 def dataset_title(runs, key: str) -> str:
     """How a figure names data set ``key`` of the table ``runs``: its ``data_title`` column
     (written by the preparation, which knows the source used), else the registry's title."""
-    from ..pipeline.data import title_of
+    from ..vocabulary import title_of
 
     if "data_title" in runs.columns and "dataset" in runs.columns:
         titles = runs.loc[runs["dataset"] == key, "data_title"].dropna().unique()

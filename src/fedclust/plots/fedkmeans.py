@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..pipeline.fedkmeans import CENTRAL, SYMBOLS, VARIED_TITLES
 from ..summaries.fedkmeans import real_stats, sweep_stats
+from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
+from ..vocabulary import FEDKMEANS_SYMBOLS as SYMBOLS
+from ..vocabulary import FEDKMEANS_VARIED_TITLES as VARIED_TITLES
 from ._style import integer_ticks, new_figure
 
 __all__ = ["plot_sweep", "plot_progress", "plot_real"]

@@ -19,6 +19,14 @@ def figure_inputs(wildcards):
     return registry.figure_inputs(wildcards.paper, wildcards.figure, config)
 
 
+def figure_plot(wildcards):
+    return registry.figure(wildcards.paper, wildcards.figure, config)[0].plot
+
+
+def figure_options(wildcards):
+    return registry.figure(wildcards.paper, wildcards.figure, config)[0].options
+
+
 def figure_caption(wildcards):
     return registry.figure_caption(wildcards.paper, wildcards.figure, config)
 

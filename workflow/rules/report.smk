@@ -44,6 +44,8 @@ rule figure:
     resources:
         mem_mb=500,
     params:
+        plot=figure_plot,
+        options=figure_options,
         caption=figure_caption,
     script:
         "../scripts/figure.py"

@@ -1,15 +1,18 @@
-"""Draw one figure (declared in fedclust.pipeline.registry) from its results tables."""
+"""Draw one figure: its plotting function (params.plot, "module:function", declared in the
+paper's module of fedclust.pipeline) called on its results tables."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
+from importlib import import_module
+
 from fedclust.io import read_table
-from fedclust.pipeline import registry
 from fedclust.pipeline.job import job
 from fedclust.plots._style import save_figure
 
 with job(snakemake) as log:
-    tables = [read_table(path) for path in snakemake.input]
-    fig = registry.draw(snakemake.wildcards.paper, snakemake.wildcards.figure, tables,
-                        snakemake.config)
+    module, _, function = snakemake.params.plot.partition(":")
+    plot = getattr(import_module(module), function)
+    log.info("drawing with %s from %s", snakemake.params.plot, ", ".join(snakemake.input))
+    fig = plot(*(read_table(path) for path in snakemake.input), **snakemake.params.options)
     save_figure(fig, snakemake.output.png, snakemake.output.pdf)
     log.info("wrote %s and %s", snakemake.output.png, snakemake.output.pdf)

@@ -27,7 +27,7 @@ from .declarations import Figure, Paper, Table, stated_differences
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
            "figure", "figure_inputs", "figure_caption", "table_caption", "caption_templates",
            "stated_differences", "figure_pattern", "gathered_tables", "table_parts",
-           "claims_inputs", "resolve", "draw", "check_claims"]
+           "claims_inputs", "resolve", "check_claims"]
 
 
 def papers() -> dict[str, Paper]:
@@ -148,12 +148,6 @@ def resolve(dotted: str) -> Callable:
     """The function named ``"module:function"``."""
     module, _, name = dotted.partition(":")
     return getattr(import_module(module), name)
-
-
-def draw(paper_key: str, name: str, tables: list, config):
-    """Figure ``name`` drawn from its tables (DataFrames, in the order of its inputs)."""
-    fig, _ = figure(paper_key, name, config)
-    return resolve(fig.plot)(*tables, **fig.options)
 
 
 def check_claims(paper_key: str, tables: dict, targets: dict, declared=None) -> list:

@@ -51,6 +51,23 @@ def structured():
                               cfg=CFG, n_clusters=K, base_seed=3, show_progress=False)
 
 
+def test_a_family_added_to_the_comparison_is_drawn_without_editing_the_plots(structured):
+    """A seventh family (one a user adds to ``fits``) takes a marker and a colour after the
+    six the figures know, in all three figures."""
+    import matplotlib.pyplot as plt
+
+    from fedclust.plots.comparison import plot_dropout, plot_heterogeneity, plot_pareto
+
+    _, table = structured
+    added = table[table.algorithm == "kfed"].assign(algorithm="my_algorithm", variant="v1")
+    table = pd.concat([table, added])
+    mixed = table.assign(partition="mix=0.5")
+    for fig in (plot_pareto(table), plot_dropout(table), plot_heterogeneity(mixed)):
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels[-1] == "my_algorithm v1" and len(labels) == 8
+        plt.close(fig)
+
+
 def test_every_algorithm_runs_on_the_same_partition_and_recovers_the_blobs(structured):
     _, table = structured
     assert list(dict.fromkeys(table.algorithm)) == sorted(ALGORITHMS)  # tidy sorts ids

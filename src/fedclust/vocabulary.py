@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALGORITHMS", "DatasetSpec", "DATASETS", "SYNTHETIC", "MIXTURE", "title_of",
-           "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS", "CORESET_GRAPHS",
+__all__ = ["ALGORITHMS", "ALGORITHM_TITLES", "DatasetSpec", "DATASETS", "SYNTHETIC", "MIXTURE",
+           "title_of", "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS", "CORESET_GRAPHS",
            "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
 
 #: The algorithm families as every table names them (``algorithm`` column), in the order
-#: tables and legends list them; a family's configurations are its ``variant``.
-ALGORITHMS = ("centralized", "kfed", "distributed_lloyd", "localkmeans", "coreset",
-              "fedkmeans")
+#: tables and legends list them, with how legends and claims name them; a family's
+#: configurations are its ``variant``. A family not listed here is named as it is and comes
+#: after these.
+ALGORITHM_TITLES = {"centralized": "centralized", "kfed": "k-FED",
+                    "distributed_lloyd": "distributed Lloyd", "localkmeans": "LocalKMeans",
+                    "coreset": "coreset", "fedkmeans": "federated k-means"}
+ALGORITHMS = tuple(ALGORITHM_TITLES)
 
 #: LocalKMeans: how an initialization is spelled in file names.
 LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}

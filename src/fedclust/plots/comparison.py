@@ -13,17 +13,25 @@ from ._style import dataset_title, new_figure
 
 __all__ = ["pareto_front", "plot_pareto", "plot_dropout", "plot_heterogeneity"]
 
-#: Marker of every algorithm family (the colour tells the variants apart); a family beyond
-#: the six reuses a marker (its colour still differs) rather than stopping the figure.
-_MARKERS = dict(zip(ALGORITHMS, itertools.cycle("*osDv^")))
+def _in_order(stats: pd.DataFrame) -> pd.DataFrame:
+    """The rows with the families in the order of ``ALGORITHMS``, any other family (one a
+    user added to the comparison) after them in the table's order."""
+    known = {a: i for i, a in enumerate(ALGORITHMS)}
+    return stats.sort_values("algorithm", key=lambda s: s.map(known).fillna(len(known)),
+                             kind="stable")
+
+
+def _markers(stats: pd.DataFrame) -> dict:
+    """Marker of every algorithm family in ``stats`` (the colour tells the variants apart); a
+    family beyond the sixth reuses a marker (its colour still differs)."""
+    return dict(zip(dict.fromkeys(_in_order(stats)["algorithm"]), itertools.cycle("*osDv^"),
+                    strict=False))
 
 
 def _colours(stats: pd.DataFrame) -> dict:
     import matplotlib
 
-    labels = list(dict.fromkeys(
-        label_of(r) for r in stats.sort_values("algorithm", key=lambda s: s.map(
-            {a: i for i, a in enumerate(ALGORITHMS)}), kind="stable").itertuples()))
+    labels = list(dict.fromkeys(label_of(r) for r in _in_order(stats).itertuples()))
     cmap = matplotlib.colormaps["tab10"]
     return {label: cmap(i % 10) for i, label in enumerate(labels)}
 
@@ -70,13 +78,13 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
     (data set, partition), the Pareto front as grey steps."""
     stats = comparison_stats(table)
     stats = stats[stats["dropout"] == 0]
-    colours = _colours(stats)
+    colours, markers = _colours(stats), _markers(stats)
 
     def draw(ax, cell):
         bars = _run_range(cell)
         for i, row in enumerate(cell.itertuples()):
             ax.errorbar(getattr(row, x), row.cost_ratio, yerr=bars[:, [i]],
-                        marker=_MARKERS[row.algorithm], color=colours[label_of(row)],
+                        marker=markers[row.algorithm], color=colours[label_of(row)],
                         linestyle="none", markersize=7, label=label_of(row))
         fx, fy = pareto_front(cell[x], cell["cost_ratio"])
         ax.step(fx, fy, where="post", color="0.6", linewidth=1, zorder=0)
@@ -116,17 +124,18 @@ def plot_dropout(table: pd.DataFrame):
     """Cost over the centralized cost against the fraction of devices dropped out, one line
     per algorithm; one panel per (data set, partition)."""
     stats = comparison_stats(table)
-    colours = _colours(stats)
-    return _panels(table, stats, lambda ax, cell: _lines(ax, cell, "dropout", colours),
+    colours, markers = _colours(stats), _markers(stats)
+    return _panels(table, stats,
+                   lambda ax, cell: _lines(ax, cell, "dropout", colours, markers),
                    "fraction of devices dropped")
 
 
-def _lines(ax, cell, x, colours) -> None:
+def _lines(ax, cell, x, colours, markers) -> None:
     for (algorithm, _), line in cell.groupby(["algorithm", "variant"], sort=False):
         line = line.sort_values(x)
         label = label_of(line.iloc[0])
         ax.errorbar(line[x], line["cost_ratio"], yerr=_run_range(line),
-                    marker=_MARKERS[algorithm], color=colours[label], label=label,
+                    marker=markers[algorithm], color=colours[label], label=label,
                     markersize=5, capsize=2)
 
 
@@ -135,11 +144,11 @@ def plot_heterogeneity(table: pd.DataFrame):
     per algorithm; one panel per data set."""
     stats = comparison_stats(table)
     stats["mix"] = stats["partition"].str.removeprefix("mix=").astype(float)
-    colours = _colours(stats)
+    colours, markers = _colours(stats), _markers(stats)
     datasets = list(dict.fromkeys(stats["dataset"]))
     fig, axes = new_figure(len(datasets), 1, width=3.6, height=2.8)
     for ax, ds in zip(axes.flat, datasets, strict=True):
-        _lines(ax, stats[stats["dataset"] == ds], "mix", colours)
+        _lines(ax, stats[stats["dataset"] == ds], "mix", colours, markers)
         _log_if_wide(ax, stats[stats["dataset"] == ds])
         ax.set_title(dataset_title(table, ds), fontsize=8)
         ax.set_xlabel("fraction of rows moved to random devices\n(0: natural, 1: IID)")

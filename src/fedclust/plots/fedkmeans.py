@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..summaries.fedkmeans import real_stats, sweep_stats
+from ..vocabulary import ALGORITHM_TITLES
 from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
 from ..vocabulary import FEDKMEANS_SYMBOLS as SYMBOLS
 from ..vocabulary import FEDKMEANS_VARIED_TITLES as VARIED_TITLES
@@ -77,8 +78,8 @@ def plot_progress(table: pd.DataFrame):
     return fig
 
 
-_REAL_STYLE = {"fedkmeans": ("tab:blue", "o", "federated k-means"),
-               "kfed": ("tab:red", "s", "k-FED"), "localkmeans": ("tab:green", "^", "LocalKMeans")}
+_REAL_STYLE = {"fedkmeans": ("tab:blue", "o"), "kfed": ("tab:red", "s"),
+               "localkmeans": ("tab:green", "^")}
 
 
 def plot_real(table: pd.DataFrame):
@@ -90,7 +91,8 @@ def plot_real(table: pd.DataFrame):
     fig, axes = new_figure(1, 1, width=4.6, height=3.0)
     ax = axes[0, 0]
     for algorithm, part in stats.groupby("algorithm"):
-        color, marker, label = _REAL_STYLE.get(algorithm, ("0.3", "x", algorithm))
+        color, marker = _REAL_STYLE.get(algorithm, ("0.3", "x"))
+        label = ALGORITHM_TITLES.get(algorithm, algorithm)
         ax.errorbar(part["floats"], part["ratio"], yerr=part["ratio_std"], ls="none",
                     marker=marker, color=color, capsize=2, ms=5, label=label)
         for _, row in part.iterrows():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..io import SKIPPED
+from ..vocabulary import ALGORITHM_TITLES
 
 __all__ = ["comparison_stats", "label_of"]
 
@@ -30,7 +31,5 @@ def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
 
 def label_of(row) -> str:
     """How legends and claims name an algorithm and its variant."""
-    name = {"centralized": "centralized", "kfed": "k-FED", "distributed_lloyd":
-            "distributed Lloyd", "localkmeans": "LocalKMeans", "coreset": "coreset",
-            "fedkmeans": "federated k-means"}[row.algorithm]
+    name = ALGORITHM_TITLES.get(row.algorithm, row.algorithm)
     return name if row.variant in ("KMeans", "k-means++") else f"{name} {row.variant}"

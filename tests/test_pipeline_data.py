@@ -123,9 +123,19 @@ def test_the_workflow_makes_one_local_fetch_rule_per_release():
     assert "rule fetch_" not in text and "localrule: True" in text
 
 
-def test_every_data_set_prepared_from_raw_files_has_a_preparer():
-    from fedclust.experiments.datasets import PREPARERS, prepare
+def test_every_data_set_prepared_from_raw_files_names_its_preparer_in_its_spec():
+    """One spec per data set: the raw-file data sets name a preparer that exists and takes
+    (raw files, settings, seed); an embedding names none."""
+    import inspect
+    from importlib import import_module
 
-    assert set(PREPARERS) == set(data.dataset_names(embedding=False))
+    from fedclust.experiments.datasets import prepare
+
+    for name, spec in data.DATASETS.items():
+        assert (spec.prepare is None) == spec.embedding, name
+        if spec.prepare:
+            module, _, function = spec.prepare.partition(":")
+            preparer = getattr(import_module(module), function)
+            assert list(inspect.signature(preparer).parameters) == ["inputs", "settings", "seed"]
     with pytest.raises(ValueError, match="'mnist_cnn' is not prepared from raw files"):
         prepare("mnist_cnn", [], {}, seed=0)

@@ -45,7 +45,13 @@ class DatasetSpec:
     embedding : bool
         Its features are a CNN's embedding (rule ``train_embedding``), not the raw data.
     fetch : str
-        The rule that fetches its raw files.
+        The rule that fetches its raw files (its ``Release`` in
+        :data:`fedclust.pipeline.data.RELEASES`; one release can serve several data sets).
+    prepare : str or None
+        ``"module:function"`` preparing it from its raw files: ``function(raw file paths, its
+        datasets.<name> config section, seed) -> PreparedData``
+        (:func:`fedclust.experiments.datasets.prepare`); None for a CNN embedding, which rule
+        ``train_embedding`` makes.
     """
 
     name: str
@@ -53,16 +59,23 @@ class DatasetSpec:
     natural_devices: str | None
     embedding: bool
     fetch: str
+    prepare: str | None = None
 
+
+_PREPARE = "fedclust.experiments.datasets:prepare_{}_files"
 
 DATASETS = {spec.name: spec for spec in (
-    DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist"),
-    DatasetSpec("femnist", "FEMNIST", "writers", False, "fetch_femnist"),
-    DatasetSpec("shakespeare", "Shakespeare", "roles", False, "fetch_shakespeare"),
-    DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures"),
+    DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist", _PREPARE.format("mnist")),
+    DatasetSpec("femnist", "FEMNIST", "writers", False, "fetch_femnist",
+                _PREPARE.format("femnist")),
+    DatasetSpec("shakespeare", "Shakespeare", "roles", False, "fetch_shakespeare",
+                _PREPARE.format("shakespeare")),
+    DatasetSpec("postures", "Hand Postures", "users", False, "fetch_postures",
+                _PREPARE.format("postures")),
     DatasetSpec("mnist_cnn", "MNIST, CNN features", None, True, "fetch_mnist"),
     DatasetSpec("cifar10_cnn", "CIFAR-10, CNN features", None, True, "fetch_cifar10"),
-    DatasetSpec("year_prediction", "YearPredictionMSD", None, False, "fetch_year_prediction"),
+    DatasetSpec("year_prediction", "YearPredictionMSD", None, False, "fetch_year_prediction",
+                _PREPARE.format("year_prediction")),
 )}
 
 #: Data sets drawn inside a job from named seeds (no files to fetch or prepare): name -> title.

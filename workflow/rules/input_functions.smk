@@ -8,7 +8,8 @@ def raw_files(wildcards):
 
 
 def dataset_settings(wildcards):
-    return config["datasets"][wildcards.dataset]
+    # a data set without settings needs no section in the schema
+    return config["datasets"].get(wildcards.dataset, {})
 
 
 def table_parts(wildcards):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,9 @@ from ..seeds import seed_for
 from ..vocabulary import DATASETS
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
-           "prepare_postures", "prepare", "PREPARERS", "embed", "write_prepared", "read_prepared"]
+           "prepare_postures", "prepare", "prepare_mnist_files", "prepare_femnist_files",
+           "prepare_shakespeare_files", "prepare_postures_files", "prepare_year_prediction_files",
+           "embed", "write_prepared", "read_prepared"]
 
 
 @dataclass
@@ -165,12 +168,12 @@ def prepare_year_prediction(path, *, max_samples: int | None = None, seed: int =
         params={"max_samples": max_samples, "seed": seed, "sha256": digest})
 
 
-def _prepare_mnist(inputs, settings, seed):
+def prepare_mnist_files(inputs, settings, seed):
     return prepare_mnist(Path(inputs[0]).parent, split=settings["split"],
                          max_samples=settings["max_samples"], seed=seed)
 
 
-def _prepare_femnist(inputs, settings, seed):
+def prepare_femnist_files(inputs, settings, seed):
     if all(str(p).endswith(".h5") for p in inputs):  # TFF's release
         train = [p for p in inputs if str(p).endswith("_train.h5")][0]
         return prepare_femnist(tff_h5=train, max_writers=settings["max_writers"], seed=seed)
@@ -179,37 +182,33 @@ def _prepare_femnist(inputs, settings, seed):
                            max_writers=settings["max_writers"], seed=seed)
 
 
-def _prepare_shakespeare(inputs, settings, seed):
+def prepare_shakespeare_files(inputs, settings, seed):
     return prepare_shakespeare(inputs[0], n_users=settings["n_users"],
                                max_samples_per_user=settings["max_samples_per_user"],
                                min_samples=settings["min_samples"], seed=seed)
 
 
-def _prepare_postures(inputs, settings, seed):
+def prepare_postures_files(inputs, settings, seed):
     return prepare_postures(inputs[0], max_missing=settings["max_missing"],
                             standardize=settings["standardize"], columns=settings["columns"])
 
 
-def _prepare_year_prediction(inputs, settings, seed):
+def prepare_year_prediction_files(inputs, settings, seed):
     return prepare_year_prediction(inputs[0], max_samples=settings["max_samples"], seed=seed)
-
-
-#: How each data set prepared from raw files is prepared: its raw files
-#: (``fedclust.pipeline.data.raw_files``), its config section and seed -> ``PreparedData``.
-#: A new data set is one entry here (and its spec in ``fedclust.pipeline.data.DATASETS``).
-PREPARERS = {"mnist": _prepare_mnist, "femnist": _prepare_femnist,
-             "shakespeare": _prepare_shakespeare, "postures": _prepare_postures,
-             "year_prediction": _prepare_year_prediction}
 
 
 def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> PreparedData:
     """Prepare data set ``name`` from its raw files (``fedclust.pipeline.data.raw_files``)
-    with its (schema-validated) ``datasets.<name>`` config section (:data:`PREPARERS`)."""
-    if name not in PREPARERS:
+    with its (schema-validated) ``datasets.<name>`` config section, by the function its
+    spec names (:attr:`fedclust.vocabulary.DatasetSpec.prepare`)."""
+    spec = DATASETS.get(name)
+    if spec is None or spec.prepare is None:
+        known = [n for n, s in DATASETS.items() if s.prepare]
         raise ValueError(f"{name!r} is not prepared from raw files (known: "
-                         f"{', '.join(PREPARERS)}; embeddings come from "
+                         f"{', '.join(known)}; embeddings come from "
                          f"fedclust.experiments.datasets.embed)")
-    return PREPARERS[name](inputs, settings, seed)
+    module, _, function = spec.prepare.partition(":")
+    return getattr(import_module(module), function)(inputs, settings, seed)
 
 
 def embed(name: str, inputs: list[str], settings: dict, *, seed: int):

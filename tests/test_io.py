@@ -63,3 +63,35 @@ def test_orphans_of_a_killed_write_are_found_and_removed(tmp_path):
                                          tmp_path / "absent"])
     assert sorted(removed) == sorted([tmp, nested])
     assert not tmp.exists() and not nested.exists() and keep.exists() and not target.exists()
+
+
+def test_provenance_names_the_commit_the_dirty_tree_the_machine_and_the_blas(tmp_path):
+    import subprocess
+
+    import yaml
+
+    from fedclust.io import provenance, run_config_text
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "a.txt").write_text("one\n")
+    git("add", "a.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    clean = provenance(tmp_path)
+    assert clean["commit"] == git("rev-parse", "HEAD") and clean["dirty"] is False
+    (tmp_path / "a.txt").write_text("two\n")
+    assert provenance(tmp_path)["dirty"] is True
+    (tmp_path / "untracked.txt").write_text("")          # untracked files do not count
+    git("checkout", "-q", "a.txt")
+    assert provenance(tmp_path)["dirty"] is False
+    assert provenance(tmp_path / "nowhere")["commit"] == "not a git checkout"
+    machine = clean["machine"]
+    assert machine["cores"] == os.cpu_count() and machine["cpu"]
+    # numpy is loaded: its BLAS is listed with its thread count
+    assert any(lib["user_api"] == "blas" and lib["threads"] >= 1 for lib in clean["blas"])
+    text = yaml.safe_load(run_config_text({"seed": 1}, tmp_path))
+    assert list(text) == ["config", "versions", "provenance"]
+    assert text["provenance"]["commit"] == clean["commit"]

@@ -606,6 +606,7 @@ def test_the_report_shows_every_figure_with_its_caption_the_claims_and_the_run(q
     run_config = yaml.safe_load(results["results/run_config.yaml"]["text"])
     assert run_config["config"]["profile"] == "quick"
     assert set(run_config["versions"]) >= {"python", "numpy", "scikit-learn", "snakemake"}
+    assert set(run_config["provenance"]) == {"commit", "dirty", "machine", "blas"}
 
 
 @pytest.mark.reproduction

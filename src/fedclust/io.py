@@ -160,8 +160,9 @@ VERSIONED_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "networkx", "t
                       "torchvision", "snakemake", "fedclust")
 
 
-def run_config_text(config: dict) -> str:
-    """The resolved ``config`` and the Python and package versions, as YAML text."""
+def run_config_text(config: dict, checkout=None) -> str:
+    """The resolved ``config``, the Python and package versions and the run's provenance
+    (:func:`provenance`; ``checkout``: the workflow's folder), as YAML text."""
     import platform
     from importlib import metadata
 
@@ -173,4 +174,46 @@ def run_config_text(config: dict) -> str:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
-    return yaml.safe_dump({"config": config, "versions": versions}, sort_keys=False)
+    return yaml.safe_dump({"config": config, "versions": versions,
+                           "provenance": provenance(checkout)}, sort_keys=False)
+
+
+def provenance(checkout=None) -> dict:
+    """Where and from what a run was made: the checkout's git commit and whether its tracked
+    files differ from it (``dirty``), the machine (CPU model, cores, memory) and the BLAS
+    libraries numpy and scipy loaded, with their thread counts (threadpoolctl)."""
+    import os
+    import platform
+    import subprocess
+
+    from threadpoolctl import threadpool_info
+
+    def git(*args) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(checkout or "."), *args],
+                                  capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        models = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                  if line.startswith("model name")]
+        cpu = models[0] if models else cpu
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        memory = None
+    return {
+        "commit": commit or "not a git checkout",
+        "dirty": bool(status) if commit else None,
+        "machine": {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform(),
+                    "memory_gib": None if memory is None else round(memory, 1)},
+        "blas": [{"library": info.get("internal_api"), "version": info.get("version"),
+                  "threads": info.get("num_threads"), "user_api": info.get("user_api")}
+                 for info in threadpool_info()],
+    }

@@ -22,7 +22,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from fedclust.io import remove_orphan_temporaries  # noqa: E402
+from fedclust.io import check_output_folders, remove_orphan_temporaries  # noqa: E402
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
 from fedclust.pipeline.config import type_command_line_values, validate_config  # noqa: E402
 from fedclust.pipeline.data import check_mirror, remove_corrupt_copies  # noqa: E402
@@ -45,6 +45,9 @@ if workflow.is_main_process:
 
 
 onstart:
+    # before the first job: an output folder that cannot take the outputs stops the run here,
+    # in one line, not in the first job's traceback
+    check_output_folders(OUTPUT_FOLDERS)
     # holding the working directory's lock, before the first job: nothing else writes now
     for orphan in remove_orphan_temporaries(OUTPUT_FOLDERS):
         logger.info(f"removed {orphan}, the temporary file of a job killed mid-write")

@@ -95,3 +95,29 @@ def test_provenance_names_the_commit_the_dirty_tree_the_machine_and_the_blas(tmp
     text = yaml.safe_load(run_config_text({"seed": 1}, tmp_path))
     assert list(text) == ["config", "versions", "provenance"]
     assert text["provenance"]["commit"] == clean["commit"]
+
+
+def test_an_output_folder_that_cannot_take_the_outputs_is_named_in_one_line(tmp_path,
+                                                                            monkeypatch):
+    from pathlib import Path
+
+    from fedclust.exceptions import OutputFolderError
+    from fedclust.io import check_output_folders
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    check_output_folders(["results", "figures"])          # writable, or to be made: fine
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["results"]   # no probe left
+    (tmp_path / "figures").write_text("")
+    with pytest.raises(OutputFolderError, match=r"^figures/ is not a folder"):
+        check_output_folders(["figures"])
+    readonly = Path("/sys/kernel")   # a folder no user, root included, can create files in
+    if not readonly.is_dir():
+        pytest.skip("needs Linux's /sys")
+    (tmp_path / "data").symlink_to(readonly)
+    with pytest.raises(OutputFolderError) as error:
+        check_output_folders(["data"])
+    assert str(error.value).startswith("data/ is not writable (")
+    assert len(str(error.value).splitlines()) == 1
+    with pytest.raises(OutputFolderError, match=r"^results/ has \d+ MB free, less than"):
+        check_output_folders(["results"], min_free_mb=10**12)

@@ -130,6 +130,14 @@ def test_a_quoted_number_in_a_configfile_and_an_empty_mirror_are_refused(tmp_pat
     assert "Job stats" not in result.stdout
 
 
+def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
+    work = copy_workflow(tmp_path)
+    (work / "results").symlink_to("/sys/kernel")  # no user, root included, can write there
+    result = run(["--cores", "1", "results/run_config.yaml"], work, ok=False)
+    assert "results/ is not writable (Permission denied)" in result.stdout + result.stderr
+    assert "Finished job" not in result.stdout + result.stderr
+
+
 def test_a_missing_mirror_is_reported_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "--config", "data_mirror=/no/such/mirror"], work, ok=False)

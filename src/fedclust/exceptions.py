@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InfeasibleSettingError"]
+__all__ = ["ConfigError", "InfeasibleSettingError", "OutputFolderError"]
 
 
 class InfeasibleSettingError(ValueError):
@@ -19,3 +19,8 @@ class InfeasibleSettingError(ValueError):
 class ConfigError(ValueError):
     """The pipeline's configuration is invalid; the message names the key (raised before any
     job runs, by :mod:`fedclust.pipeline.config` and :mod:`fedclust.pipeline.data`)."""
+
+
+class OutputFolderError(OSError):
+    """An output folder (``data/``, ``results/``, ``figures/``) cannot take the run's outputs:
+    not a folder, not writable, or full. Raised before any job runs."""

@@ -82,6 +82,40 @@ def remove_orphan_temporaries(folders) -> list[Path]:
     return removed
 
 
+#: Free space an output folder needs before a run starts (a full disk fails jobs midway).
+MIN_FREE_MB = 50
+
+
+def check_output_folders(folders, *, min_free_mb: int = MIN_FREE_MB) -> None:
+    """Raise :class:`~fedclust.exceptions.OutputFolderError`, one line naming the folder, when
+    one of ``folders`` cannot take the run's outputs: not a folder, not writable (permissions,
+    a read-only file system), or with less than ``min_free_mb`` MB free.
+
+    Writes and removes one empty file per folder (the only test that holds for root and for
+    read-only mounts alike); a folder that does not exist yet is tested where it will be made.
+    """
+    import shutil
+    import tempfile
+
+    from .exceptions import OutputFolderError
+
+    for folder in map(Path, folders):
+        if folder.exists() and not folder.is_dir():
+            raise OutputFolderError(f"{folder}/ is not a folder: move {folder} away")
+        where = folder if folder.is_dir() else folder.resolve().parent
+        try:
+            with tempfile.NamedTemporaryFile(dir=where, prefix=f".{_TEMPORARY}probe"):
+                pass
+        except OSError as error:
+            raise OutputFolderError(
+                f"{folder}/ is not writable ({error.strerror}): the run would fail at its first "
+                f"output; make it writable or run from another working directory") from None
+        free_mb = shutil.disk_usage(where).free / 2**20
+        if free_mb < min_free_mb:
+            raise OutputFolderError(f"{folder}/ has {free_mb:.0f} MB free, less than the "
+                                    f"{min_free_mb} MB a run needs: free some space")
+
+
 def write_table(df: pd.DataFrame, path) -> None:
     """Write ``df`` as CSV atomically."""
     with atomic_path(path) as tmp:

@@ -206,3 +206,35 @@ def test_the_comparison_runs_natural_partitions_only_where_devices_are_natural(c
     caption = registry.figure_caption("comparison", "pareto_bytes", cfg)
     assert (f"re-initialized after {fkm['reassign_after']} rounds below a fraction "
             f"{fkm['reassign_fraction']:g} of the round's rows") in caption
+
+
+def test_the_catalogue_lists_every_figure_and_table_with_its_gist(cfg):
+    rows = registry.catalogue(cfg)
+    files = [row["file"] for row in rows]
+    assert len(files) == len(set(files))
+    figures = {f for f in files if f.startswith("figures/")}
+    assert figures == {t for t in registry.targets(cfg) if t.endswith(".png")}
+    for row in rows:
+        if row["kind"] == "figure":
+            assert 10 < len(row["about"]) <= 94, row
+    assert {"results/reproduction.md", "results/kfed/claims.csv"} <= set(files)
+
+
+def test_a_mistyped_figure_names_the_nearest_ones(cfg):
+    registry.check_figure_name("figures/kfed_fig1_accuracy_vs_separation.pdf", cfg)
+    with pytest.raises(ValueError, match=r"no figure figures/kfed_fig1_acuracy_vs_separation.png "
+                       r"in this config; did you mean figures/kfed_fig1_accuracy_vs_separation"
+                       r".png\b"):
+        registry.check_figure_name("figures/kfed_fig1_acuracy_vs_separation.png", cfg)
+    with pytest.raises(ValueError, match="targets lists every table and figure"):
+        registry.check_figure_name("figures/zzz.png", cfg)
+
+
+def test_the_targets_command_prints_the_catalogue(capsys):
+    from fedclust.pipeline.targets import main
+
+    assert main(["--root", str(REPO), "--configfile", str(REPO / "config" / "ci.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"figures/kfed_fig1_accuracy_vs_separation.png +accuracy of k-FED", out)
+    assert out.rstrip().endswith("(each figure's PDF beside its PNG)")
+

@@ -138,6 +138,13 @@ def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
     assert "Finished job" not in result.stdout + result.stderr
 
 
+def test_a_mistyped_figure_is_named_with_the_nearest_ones(tmp_path):
+    work = copy_workflow(tmp_path)
+    result = run(["-n", "figures/kfed_fig1_acuracy_vs_separation.png"], work, ok=False)
+    assert ("did you mean figures/kfed_fig1_accuracy_vs_separation.png"
+            in result.stdout + result.stderr)
+
+
 def test_a_missing_mirror_is_reported_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "--config", "data_mirror=/no/such/mirror"], work, ok=False)

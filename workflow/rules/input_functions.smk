@@ -28,6 +28,11 @@ def figure_options(wildcards):
     return registry.figure(wildcards.paper, wildcards.figure, config)[0].options
 
 
+def unknown_figure(wildcards):
+    registry.check_figure_name(f"figures/{wildcards.name}.{wildcards.ext}", config)
+    return []
+
+
 def figure_caption(wildcards):
     return registry.figure_caption(wildcards.paper, wildcards.figure, config)
 

@@ -51,6 +51,27 @@ rule figure:
         "../scripts/figure.py"
 
 
+rule unknown_figure:
+    """Never runs: a figure name no other rule makes (a typo) stops here, naming the nearest
+    figures."""
+    input:
+        unknown_figure,
+    output:
+        "figures/{name}.{ext}",
+    log:
+        "results/logs/unknown_figure/{name}.{ext}.log",
+    wildcard_constraints:
+        ext="png|pdf",
+    localrule: True
+    conda:
+        ENV
+    script:
+        "../scripts/figure.py"
+
+
+ruleorder: figure > unknown_figure
+
+
 rule claims:
     """A paper's reproduced numbers against its printed ones."""
     input:

@@ -27,7 +27,7 @@ from .declarations import Figure, Paper, Table, stated_differences
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
            "figure", "figure_inputs", "figure_caption", "table_caption", "caption_templates",
            "stated_differences", "figure_pattern", "gathered_tables", "table_parts",
-           "claims_inputs", "resolve", "check_claims"]
+           "claims_inputs", "resolve", "check_claims", "catalogue", "check_figure_name"]
 
 
 def papers() -> dict[str, Paper]:
@@ -142,6 +142,55 @@ def targets(config) -> list[str]:
         for name in figure_names(config)[key]:
             out += [f"figures/{key}_{name}.png", f"figures/{key}_{name}.pdf"]
     return out
+
+
+def catalogue(config) -> list[dict]:
+    """Every table and figure the pipeline makes under ``config``, in the order of the papers:
+    ``{"paper", "kind", "file", "about"}``, ``about`` the first sentence of a figure's caption
+    (what ``python -m fedclust.pipeline.targets`` prints)."""
+    rows = [{"paper": "all", "kind": "report", "file": "results/reproduction.md",
+             "about": "Every paper's reproduced numbers against the printed ones."},
+            {"paper": "all", "kind": "report", "file": "results/run_config.yaml",
+             "about": "The run's configuration, package versions and provenance."}]
+    for key, p in papers().items():
+        if not p.enabled(config):
+            continue
+        rows.append({"paper": key, "kind": "claims", "file": f"results/{key}/claims.csv",
+                     "about": f"{p.title}: reproduced against printed."})
+        for table in p.tables:
+            rows.append({"paper": key, "kind": "table", "file": f"results/{key}/{table.name}.csv",
+                         "about": "tidy table: every setting and run"})
+        for extra in p.extra_targets(config):
+            rows.append({"paper": key, "kind": "table", "file": extra, "about": ""})
+        for name in figure_names(config)[key]:
+            rows.append({"paper": key, "kind": "figure", "file": f"figures/{key}_{name}.png",
+                         "about": _gist(figure_caption(key, name, config))})
+    return rows
+
+
+def _gist(caption: str, width: int = 90) -> str:
+    """A caption's opening: after its "Figure N:" prefix, up to the first ";" or sentence end,
+    at most ``width`` characters (cut at a word, marked "...")."""
+    text = caption.split(": ", 1)[-1] if ": " in caption[:120] else caption
+    text = re.split(r"; |\. (?=[A-Z])", text, maxsplit=1)[0].rstrip(".")
+    return text if len(text) <= width else text[:width].rsplit(" ", 1)[0] + " ..."
+
+
+def check_figure_name(target: str, config) -> None:
+    """Raise naming the nearest figure files when ``target`` (``figures/<name>.<ext>``) is
+    not a figure of this config (a mistyped name), instead of Snakemake's generic "no rule
+    to produce"."""
+    import difflib
+
+    known = [f"figures/{key}_{name}.{ext}" for key, names in figure_names(config).items()
+             for name in names for ext in ("png", "pdf")]
+    if target in known:
+        return
+    same_kind = [k for k in known if k.endswith(target[target.rfind("."):])]
+    nearest = difflib.get_close_matches(target, same_kind, n=3, cutoff=0.5)
+    raise ValueError(f"no figure {target} in this config; "
+                     + (f"did you mean {' or '.join(nearest)}? " if nearest else "")
+                     + "python -m fedclust.pipeline.targets lists every table and figure")
 
 
 def resolve(dotted: str) -> Callable:

@@ -1,0 +1,61 @@
+"""Print every table and figure the pipeline makes, with its file and what it shows.
+
+    python -m fedclust.pipeline.targets                      # the paper profile
+    python -m fedclust.pipeline.targets --configfile config/ci.yaml   # the quick profile
+
+Run from the repository root (it reads ``config/config.yaml`` and the schema as Snakemake
+does, the ``--configfile`` merged over it). Build one of them with ``snakemake <file>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from .config import validate_config
+from .registry import catalogue
+
+
+def _merged(base: dict, override: dict) -> dict:
+    """``override`` over ``base``, nested sections merged key by key (as Snakemake merges a
+    --configfile over the Snakefile's)."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = (_merged(base[key], value)
+                    if isinstance(value, dict) and isinstance(base.get(key), dict) else value)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedclust.pipeline.targets",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--configfile", type=Path, help="a profile's config, e.g. "
+                        "config/ci.yaml (merged over config/config.yaml)")
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="the repository root (default: the working directory)")
+    args = parser.parse_args(argv)
+    config = yaml.safe_load((args.root / "config" / "config.yaml").read_text())
+    if args.configfile:
+        config = _merged(config, yaml.safe_load(args.configfile.read_text()) or {})
+    config = validate_config(config, args.root / "config" / "schema.yaml")
+    rows = catalogue(config)
+    width = max(len(r["file"]) for r in rows)
+    lines, paper = [], None
+    for row in rows:
+        if row["paper"] != paper:
+            paper = row["paper"]
+            lines.append(f"\n{paper}")
+        lines.append(f"  {row['file']:<{width}}  {row['about']}".rstrip())
+    lines.append("\nbuild one: snakemake <file> --cores N   (each figure's PDF beside its PNG)")
+    try:
+        print("\n".join(lines))
+    except BrokenPipeError:  # piped into head: not an error
+        sys.stderr.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -667,3 +667,16 @@ def test_the_layout_the_project_specifies():
     assert not (REPO / "workflow" / "Snakefile").exists()
     link = REPO / "profiles"
     assert link.is_symlink() and link.resolve() == (REPO / "workflow" / "profiles").resolve()
+
+
+def test_every_readme_heading_is_there_once():
+    """A section written twice (an edit that pasted the rest of the file again) is caught."""
+    import collections
+
+    headings, fenced = [], False
+    for line in (REPO / "README.md").read_text().splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith("#"):
+            headings.append(line)
+    repeated = [h for h, n in collections.Counter(headings).items() if n > 1]
+    assert not repeated, repeated

@@ -22,10 +22,14 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from fedclust.io import check_output_folders, remove_orphan_temporaries  # noqa: E402
+from fedclust.io import (  # noqa: E402
+    check_output_folders,
+    remove_damaged_files,
+    remove_orphan_temporaries,
+)
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
 from fedclust.pipeline.config import type_command_line_values, validate_config  # noqa: E402
-from fedclust.pipeline.data import check_mirror, remove_corrupt_copies  # noqa: E402
+from fedclust.pipeline.data import check_mirror, repair_corrupt_copies  # noqa: E402
 
 
 configfile: "config/config.yaml"
@@ -37,11 +41,15 @@ configfile: "config/config.yaml"
 type_command_line_values(config, workflow.config_settings.config or {})
 validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
 check_mirror(config, workflow.config_settings.config)
-# a damaged local copy of a fetched file is removed (named), so its fetch rule fetches it again;
-# only the main process checks: jobs on a cluster's nodes parse this file too
+# a damaged local copy of a fetched file is fetched again (named, its date kept), and a damaged
+# derived file (its bytes no longer those its checksum sidecar holds) is removed, so its rule
+# makes it again in this run, before any job reads it. Only the main process checks: jobs on a
+# cluster's nodes parse this file too.
 if workflow.is_main_process:
-    for problem in remove_corrupt_copies(config):
-        logger.warning(f"removed a corrupt local copy, to be fetched again: {problem}")
+    for problem in repair_corrupt_copies(config):
+        logger.warning(f"damaged local copy: {problem}")
+    for problem in remove_damaged_files(OUTPUT_FOLDERS):
+        logger.warning(f"removed a damaged file, to be made again: {problem}")
 
 
 onstart:

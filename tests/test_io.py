@@ -121,3 +121,25 @@ def test_an_output_folder_that_cannot_take_the_outputs_is_named_in_one_line(tmp_
     assert len(str(error.value).splitlines()) == 1
     with pytest.raises(OutputFolderError, match=r"^results/ has \d+ MB free, less than"):
         check_output_folders(["results"], min_free_mb=10**12)
+
+
+def test_a_derived_file_whose_bytes_changed_is_found_by_its_sidecar(tmp_path):
+    from fedclust.data.cache import read_h5, write_h5
+    from fedclust.io import remove_damaged_files, sha256_of, sidecar_of
+
+    path = write_h5(tmp_path / "data" / "x" / "features.h5", {"X": np.arange(1000.0)})
+    sidecar = sidecar_of(path)
+    assert sidecar.read_text() == f"{sha256_of(path)}  features.h5\n"   # sha256sum's format
+    assert remove_damaged_files([tmp_path / "data"]) == [] and path.exists()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])          # truncated, as a cut-short copy
+    with pytest.raises(OSError, match=r"features.h5 is damaged .*remove it and run again"):
+        read_h5(path)
+    removed = remove_damaged_files([tmp_path / "data"])
+    assert len(removed) == 1 and removed[0].startswith(f"{path}: sha256 ")
+    assert not path.exists() and not sidecar.exists()
+    # a sidecar left without its file (its job failed and Snakemake removed the output)
+    write_h5(path, {"X": np.arange(3.0)})
+    path.unlink()
+    assert remove_damaged_files([tmp_path / "data"]) == [] and not sidecar.exists()
+

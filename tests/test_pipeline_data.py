@@ -1,5 +1,7 @@
 """Which files each data set comes from, for each config."""
 
+import os
+
 import pytest
 
 from fedclust.data import MNIST_FILES
@@ -79,11 +81,28 @@ def test_a_damaged_local_copy_is_removed_naming_its_checksum(tmp_path):
     damaged = tmp_path / "data" / "mnist" / "raw" / MNIST_FILES["train_labels"].name
     damaged.parent.mkdir(parents=True)
     damaged.write_bytes(b"\x1f\x8b cut short")
-    removed = data.remove_corrupt_copies(config, root=tmp_path)
+    # no mirror and no network: removed, left to its fetch rule
+    removed = data.repair_corrupt_copies(config, root=tmp_path)
     assert len(removed) == 1 and not damaged.exists()
     assert removed[0].startswith(f"md5 mismatch for {damaged.name}: expected "
                                  f"{MNIST_FILES['train_labels'].md5}")
-    assert data.remove_corrupt_copies(config, root=tmp_path) == []  # nothing else is there
+    assert "fetching it again failed" in removed[0]
+    assert data.repair_corrupt_copies(config, root=tmp_path) == []  # nothing else is there
+
+
+def test_a_damaged_local_copy_is_fetched_again_keeping_its_date(tmp_path, mirror):
+    config = {"data_mirror": str(mirror), "datasets": {}}
+    for remote in MNIST_FILES.values():
+        good = tmp_path / "data" / "mnist" / "raw" / remote.name
+        good.parent.mkdir(parents=True, exist_ok=True)
+        good.write_bytes((mirror / remote.mirror_path).read_bytes())
+    damaged = tmp_path / "data" / "mnist" / "raw" / MNIST_FILES["train_labels"].name
+    original = damaged.read_bytes()
+    damaged.write_bytes(original[:100])
+    os.utime(damaged, ns=(10**18, 10**18))
+    lines = data.repair_corrupt_copies(config, root=tmp_path)
+    assert len(lines) == 1 and f"fetched {damaged} again" in lines[0]
+    assert damaged.read_bytes() == original and damaged.stat().st_mtime_ns == 10**18
 
 
 def test_a_good_local_copy_is_kept(tmp_path, mirror):
@@ -93,7 +112,7 @@ def test_a_good_local_copy_is_kept(tmp_path, mirror):
     path.parent.mkdir(parents=True)
     from fedclust.data.postures import POSTURES_SUBSET
     path.write_bytes((mirror / POSTURES_SUBSET.mirror_path).read_bytes())
-    assert data.remove_corrupt_copies(config, root=tmp_path) == [] and path.exists()
+    assert data.repair_corrupt_copies(config, root=tmp_path) == [] and path.exists()
 
 
 def test_every_release_is_one_registry_entry_with_one_fetch_rule(fake_mirror):

@@ -145,6 +145,30 @@ def test_a_mistyped_figure_is_named_with_the_nearest_ones(tmp_path):
             in result.stdout + result.stderr)
 
 
+def test_a_damaged_raw_file_and_a_damaged_derived_file_are_rebuilt_by_the_next_run(tmp_path,
+                                                                                  mirror):
+    """A raw file damaged after its fetch is fetched again (named, its date kept) and a
+    truncated cache (found by its checksum sidecar) is made again, in the same run: the bytes
+    equal a clean run's."""
+    work = copy_workflow(tmp_path)
+    target = ["data/mnist/features.h5", "--cores", "1", "--configfile", "config/ci.yaml",
+              "--config", f"data_mirror={mirror}"]
+    run(target, work)
+    features = work / "data" / "mnist" / "features.h5"
+    clean = features.read_bytes()
+    raw = work / "data" / "mnist" / "raw" / "t10k-labels-idx1-ubyte.gz"
+    raw_bytes, raw_date = raw.read_bytes(), raw.stat().st_mtime_ns
+    raw.write_bytes(raw_bytes[:-7] + b"garbage")
+    os.utime(raw, ns=(raw_date, raw_date))   # bit rot, or a copy that kept the dates
+    features.write_bytes(clean[:1000])
+    result = run(target, work)
+    log = result.stdout + result.stderr
+    assert f"fetched data/mnist/raw/{raw.name} again" in log
+    assert "removed a damaged file, to be made again: data/mnist/features.h5: sha256" in log
+    assert raw.read_bytes() == raw_bytes and raw.stat().st_mtime_ns == raw_date
+    assert features.read_bytes() == clean
+
+
 def test_a_missing_mirror_is_reported_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "--config", "data_mirror=/no/such/mirror"], work, ok=False)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["atomic_path", "remove_orphan_temporaries", "current_umask", "write_table",
+           "sidecar_of", "sha256_of", "remove_damaged_files", "SIDECAR_SUFFIX",
            "read_table", "tidy", "skipped",
            "concat_tables", "write_text", "run_config_text", "VERSIONED_PACKAGES",
            "TIDY_COLUMNS", "SKIPPED"]
@@ -45,11 +46,15 @@ def current_umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path, *, suffix: str | None = None):
+def atomic_path(path, *, suffix: str | None = None, sidecar: bool = False):
     """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds.
 
     The file gets mode ``0o666 & ~umask`` (what ``open`` would have given it), not the
-    owner-only mode of the temporary file.
+    owner-only mode of the temporary file. With ``sidecar``, its sha256 is written beside it
+    (:func:`sidecar_of`, in ``sha256sum`` format) right after: a file whose bytes no longer
+    match (a truncated copy, a disk error) is found by :func:`remove_damaged_files`. The old
+    sidecar is removed before the rename, so a process killed between the two renames leaves
+    a file without a sidecar, never one with a wrong sidecar.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,9 +65,62 @@ def atomic_path(path, *, suffix: str | None = None):
     try:
         yield tmp
         os.chmod(tmp, 0o666 & ~current_umask())
+        digest = sha256_of(tmp) if sidecar else None
+        sidecar_of(path).unlink(missing_ok=True)
         os.replace(tmp, path)
+        if sidecar:
+            write_text(f"{digest}  {path.name}\n", sidecar_of(path))
     finally:
         tmp.unlink(missing_ok=True)
+
+
+#: The suffix of a derived file's checksum sidecar (``features.h5`` -> ``features.h5.sha256``).
+SIDECAR_SUFFIX = ".sha256"
+
+
+def sidecar_of(path) -> Path:
+    """The checksum sidecar of ``path``."""
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def sha256_of(path, chunk: int = 1 << 22) -> str:
+    """The sha256 of a file's bytes, read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def remove_damaged_files(folders) -> list[str]:
+    """Check every file under ``folders`` that has a checksum sidecar against it; remove each
+    whose bytes no longer match (and its sidecar), so the rule that made it makes it again in
+    the same run, before any job reads it. A sidecar whose file is gone is removed too.
+
+    Only safe while no writer runs (the Snakefile calls it in the main process, before the
+    DAG is built). Returns one line per removed file: its path and the two checksums.
+    """
+    removed = []
+    for folder in map(Path, folders):
+        if not folder.is_dir():
+            continue
+        for sidecar in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
+            path = sidecar.with_name(sidecar.name.removesuffix(SIDECAR_SUFFIX))
+            if not path.is_file():
+                sidecar.unlink()
+                continue
+            expected = sidecar.read_text().split(maxsplit=1)[0] if sidecar.stat().st_size \
+                else ""
+            actual = sha256_of(path)
+            if actual != expected:
+                path.unlink()
+                sidecar.unlink()
+                removed.append(f"{path}: sha256 {actual[:12]}..., written as "
+                               f"{expected[:12] or '(empty sidecar)'}...")
+    return removed
 
 
 def remove_orphan_temporaries(folders) -> list[Path]:

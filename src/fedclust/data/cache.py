@@ -17,12 +17,13 @@ __all__ = ["write_h5", "read_h5"]
 
 
 def write_h5(path, arrays: dict[str, np.ndarray], attrs: dict | None = None) -> Path:
-    """Write ``arrays`` (and ``attrs``) to the HDF5 file ``path`` atomically.
+    """Write ``arrays`` (and ``attrs``) to the HDF5 file ``path`` atomically, with its sha256
+    in a sidecar (:func:`fedclust.io.atomic_path`: a damaged cache is found before it is read).
 
     String arrays are stored as UTF-8 variable-length strings.
     """
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, sidecar=True) as tmp:
         with h5py.File(tmp, "w") as fh:
             for name, value in arrays.items():
                 value = np.asarray(value)
@@ -48,7 +49,12 @@ def read_h5(path, names=None):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"cache file missing: {path}")
-    with h5py.File(path, "r") as fh:
+    try:
+        fh = h5py.File(path, "r")
+    except OSError as error:  # h5py's message names no file
+        raise OSError(f"{path} is damaged ({error}): remove it and run again to rebuild it") \
+            from None
+    with fh:
         keys = list(fh.keys()) if names is None else list(names)
         missing = [k for k in keys if k not in fh]
         if missing:

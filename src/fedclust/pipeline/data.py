@@ -21,7 +21,7 @@ from ..vocabulary import DATASETS, MIXTURE, SYNTHETIC, DatasetSpec, dataset_name
 
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
-           "local_checks", "remove_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
+           "local_checks", "repair_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
 
 
 def _mirror(config) -> Path | None:
@@ -293,22 +293,31 @@ def local_checks(rule: str, config) -> dict[str, Callable[[Path], None]]:
     return release.checks(config, release.outputs(config))
 
 
-def remove_corrupt_copies(config, root=".") -> list[str]:
+def repair_corrupt_copies(config, root=".") -> list[str]:
     """Verify the local copies of every fetched file under ``root`` (the working directory)
-    as downloads are verified; remove each that fails, so its fetch rule fetches it again.
+    as downloads are verified; fetch each that fails again, at once.
 
     A copy that was good when fetched can be damaged later (a disk error, a truncated
     ``rsync``, an editor): without this check every later preparation of the data set would
-    fail with a raw decompression error naming no file. The Snakefile calls this before the
-    DAG is built (about 0.3 s for every data set's files).
+    fail with a raw decompression error naming no file. A damaged copy is removed and its
+    release fetched again (from ``data_mirror`` or the official URLs, the same checksums),
+    here and not by its fetch rule: Snakemake runs a fetch rule only when a job needs the
+    file, so a removed file whose data set is already prepared would stay missing. The
+    repaired file keeps the damaged copy's date: its bytes are the published ones again, so
+    nothing made from it reruns. When fetching fails (offline, no mirror), the file stays
+    removed and its fetch rule fetches it when a job needs it. The Snakefile calls this
+    before the DAG is built (about 0.3 s for every data set's files).
 
     Returns
     -------
     list of str
-        One line per removed file: its path and why it failed.
+        One line per damaged file: why it failed and what was done.
     """
-    removed = []
+    from ..data.download import ChecksumError, DataUnavailableError
+
+    lines = []
     for rule in FETCH_RULES:
+        damaged = {}
         for name, check in local_checks(rule, config).items():
             path = Path(root) / name
             if not path.is_file():
@@ -316,9 +325,22 @@ def remove_corrupt_copies(config, root=".") -> list[str]:
             try:
                 check(path)
             except ValueError as error:  # ChecksumError or a failed content check
+                damaged[path] = (path.stat().st_mtime_ns, str(error))
                 path.unlink()
-                removed.append(str(error))
-    return removed
+        if not damaged:
+            continue
+        try:
+            fetch(rule, config, root=root)
+        except (DataUnavailableError, ChecksumError, FileNotFoundError) as error:
+            lines += [f"{why}: removed {path}; fetching it again failed ({error}), so its "
+                      f"rule fetches it when a job needs it" for path, (_, why) in
+                      damaged.items()]
+            continue
+        for path, (mtime, why) in damaged.items():
+            os.utime(path, ns=(mtime, mtime))
+            lines.append(f"{why}: fetched {path} again (the published checksum; its date "
+                         f"kept, so nothing made from it reruns)")
+    return lines
 
 
 def raw_files(name: str, config) -> list[str]:
@@ -339,15 +361,16 @@ def raw_files(name: str, config) -> list[str]:
     return fetch_outputs(DATASETS[name].fetch, config)
 
 
-def fetch(rule: str, config) -> list[Path]:
-    """Run fetch rule ``rule``: download (or copy from ``data_mirror``) and verify its files.
+def fetch(rule: str, config, root=".") -> list[Path]:
+    """Run fetch rule ``rule``: download (or copy from ``data_mirror``) and verify its files
+    under ``root`` (the working directory).
 
     Returns
     -------
     list of Path
         The files of :func:`fetch_outputs`, each checked to exist.
     """
-    outputs = [Path(p) for p in fetch_outputs(rule, config)]
+    outputs = [Path(root) / p for p in fetch_outputs(rule, config)]
     _release(rule).fetch(outputs[0].parent, config, config.get("data_mirror"))
     missing = [str(p) for p in outputs if not p.is_file()]
     if missing:

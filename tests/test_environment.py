@@ -54,3 +54,20 @@ def test_the_rules_environment_is_the_root_environment_file():
     assert env.is_symlink() and env.resolve() == (REPO / "environment.yml").resolve()
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
     assert 'ENV = "../envs/fedclust.yaml"' in common
+
+
+def test_the_lock_pins_every_requirement_at_its_version_with_a_hash():
+    """requirements.lock (python .ci/lock.py) agrees with requirements.txt: every direct pin
+    at the same version (a local build tag such as torch's +cpu allowed), every line hashed."""
+    locked = {}
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, version, digest = re.fullmatch(
+            r"([A-Za-z0-9_.\-]+)==(\S+) --hash=sha256:([0-9a-f]{64})", line).groups()
+        locked[re.sub(r"[-_.]+", "-", name.lower())] = version
+    for name, version in pins_from_requirements().items():
+        key = re.sub(r"[-_.]+", "-", name)
+        assert locked.get(key, "").split("+")[0] == version, (name, version, locked.get(key))
+    assert len(locked) > len(pins_from_requirements())   # the transitive ones too
+

@@ -1,9 +1,9 @@
 """Draw one figure: its plotting function (params.plot, "module:function", declared in the
 paper's module of fedclust.pipeline) called on its results tables."""
 
-import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 from importlib import import_module
+
+import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.io import read_table
 from fedclust.pipeline.job import job

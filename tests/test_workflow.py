@@ -226,8 +226,8 @@ def test_a_corrupt_local_copy_is_named_removed_and_fetched_again(tmp_path):
         (bad_mirror / remote.mirror_path).write_bytes(b"not MNIST")
     result = run(["--cores", "1", "--config", f"data_mirror={bad_mirror}", "--",
                   "data/mnist/features.h5"], work, ok=False, timeout=600)
-    assert f"removed a corrupt local copy, to be fetched again: md5 mismatch for {name}" \
-        in result.stderr
+    assert f"damaged local copy: md5 mismatch for {name}" in result.stderr
+    assert f"removed data/mnist/raw/{name}; fetching it again failed" in result.stderr
     assert "Error in rule fetch_mnist: ChecksumError: md5 mismatch for" in result.stderr
     assert "the file is corrupt or not the published version" in result.stderr
     assert not (work / "data" / "mnist" / "features.h5").exists()

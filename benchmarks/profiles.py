@@ -86,7 +86,7 @@ def current_commit() -> str:
 
 
 def record(profile: str, cores: int, wall: float, workdir: Path, *, commit: str,
-           day: str) -> None:
+           day: str, note: str | None = None) -> None:
     summary = pd.read_csv(workdir / SUMMARY_CSV)
     row = {"profile": profile, "cores": cores, "wall_minutes": round(wall / 60, 1),
            "jobs": int(summary["jobs"].sum()),
@@ -98,7 +98,8 @@ def record(profile: str, cores: int, wall: float, workdir: Path, *, commit: str,
     OUT.mkdir(exist_ok=True)
     header = (f"Wall time {wall / 60:.1f} min with `--cores {cores}` "
               f"(`python benchmarks/profiles.py {profile}`), commit {commit}, {row['date']}. "
-              f"Machine: {row['machine']}. Reproduction: {row['claims']}.\n\n")
+              f"Machine: {row['machine']}. Reproduction: {row['claims']}."
+              + (f" {note}" if note else "") + "\n\n")
     (OUT / f"profile_{profile}.md").write_text(
         render_summary(summary, profile).replace("\n\n", "\n\n" + header, 1))
     table_path = OUT / "profiles.csv"
@@ -135,6 +136,8 @@ def main(argv=None):
     parser.add_argument("--wall-seconds", type=float)
     parser.add_argument("--commit")
     parser.add_argument("--date")
+    parser.add_argument("--note", help="how a --finished-run was made, when not by this script "
+                        "in one go (printed at the top of the published report)")
     args = parser.parse_args(argv)
     if args.finished_run:
         missing = [f"--{name.replace('_', '-')}" for name in ("wall_seconds", "commit", "date")
@@ -149,10 +152,10 @@ def main(argv=None):
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"fedclust-{args.profile}-"))
         commit, day = current_commit(), date.today().isoformat()
         wall = run_profile(args.profile, args.cores, args.data_mirror, workdir)
-    record(args.profile, args.cores, wall, workdir, commit=commit, day=day)
+    record(args.profile, args.cores, wall, workdir, commit=commit, day=day, note=args.note)
     if args.publish:
         publish_report(workdir, args.publish, profile=args.profile, commit=commit, date=day,
-                       machine=machine(), cores=args.cores, wall_seconds=wall)
+                       machine=machine(), cores=args.cores, wall_seconds=wall, note=args.note)
         print("published", args.publish)
 
 

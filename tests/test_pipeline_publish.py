@@ -78,9 +78,13 @@ def test_a_run_is_published_with_its_provenance_counts_costs_and_figures(tmp_pat
     assert (dest / "reproduction.csv").read_bytes() == \
         (tmp_path / "run" / "results" / "reproduction.csv").read_bytes()
     assert "| kfed_table2 | 1 | 540.0 |" in (dest / "rules.md").read_text()
-    # published again: replaced whole, nothing half-written left beside it
-    publish(tmp_path / "run", dest)
+    assert "How this run was made" not in readme and "note" not in provenance
+    # published again: replaced whole, nothing half-written left beside it; a run made in two
+    # segments says so
+    again = publish(tmp_path / "run", dest, note="in two segments (the machine restarted).")
     assert sorted(p.name for p in dest.parent.iterdir()) == ["paper-profile"]
+    assert again["note"] == "in two segments (the machine restarted)."
+    assert "How this run was made: in two segments" in (dest / "README.md").read_text()
 
 
 def test_figures_over_the_budget_get_a_palette_or_are_refused(tmp_path):

@@ -135,9 +135,10 @@ def _copy_figures(figures: Path, dest: Path, budget: int) -> list[str]:
 
 def publish_report(run: Path, dest: Path, *, profile: str, commit: str, date: str,
                    machine: str, cores: int, wall_seconds: float,
-                   png_budget: int = PNG_BUDGET) -> dict:
+                   png_budget: int = PNG_BUDGET, note: str | None = None) -> dict:
     """Copy a finished run's report, figures and time per rule from ``run`` (the directory it
-    ran in) into ``dest`` (replaced whole), with the run's provenance at the top.
+    ran in) into ``dest`` (replaced whole), with the run's provenance at the top (``note``:
+    how the run was made, when not in one go by ``benchmarks/profiles.py``).
 
     Returns
     -------
@@ -158,6 +159,8 @@ def publish_report(run: Path, dest: Path, *, profile: str, commit: str, date: st
                   "jobs": int(len(jobs)),
                   "job_minutes": round(float(jobs["seconds"].sum()) / 60, 1),
                   "peak_rss_mb": float(jobs["peak_rss_mb"].max()), "verdicts": counts}
+    if note:
+        provenance["note"] = note
     staging = dest.with_name(dest.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -202,7 +205,8 @@ def _readme(prov: dict, costs: pd.DataFrame, summary: pd.DataFrame,
         f"{format_mb(prov['peak_rss_mb'])} MB |", "",
         f"One run from a clean directory: `python benchmarks/profiles.py {prov['profile']} "
         f"--cores {prov['cores']} --data-mirror ../shared/data` (Snakemake with "
-        f"`--cores {prov['cores']}`). Nothing here is edited by hand.", "",
+        f"`--cores {prov['cores']}`). Nothing here is edited by hand."
+        + (f" How this run was made: {prov['note']}" if prov.get("note") else ""), "",
         "## Verdicts", "", counts_line(prov["verdicts"]) + ".", "",
         "Every row with the paper's number, ours, the band and the measured reason of each "
         "miss: [reproduction.md](reproduction.md) ([CSV](reproduction.csv)).", "",

@@ -79,5 +79,6 @@ rule all:
     default_target: True
     input:
         registry.targets(config),
+        datasets.DATA_CHECKSUMS,
         benchmarks.SUMMARY_CSV,
         benchmarks.SUMMARY_MD,

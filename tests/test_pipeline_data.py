@@ -158,3 +158,23 @@ def test_every_data_set_prepared_from_raw_files_names_its_preparer_in_its_spec()
             assert list(inspect.signature(preparer).parameters) == ["inputs", "settings", "seed"]
     with pytest.raises(ValueError, match="'mnist_cnn' is not prepared from raw files"):
         prepare("mnist_cnn", [], {}, seed=0)
+
+
+def test_the_data_sets_a_config_uses_and_their_checksums(tmp_path, monkeypatch):
+    from fedclust.io import sha256_of
+
+    base = {"datasets": {"femnist": {}}, "data_mirror": None,
+            "kfed": {"enabled": True, "fig2": {"datasets": ["femnist", "shakespeare"]}},
+            "localkmeans": {"enabled": False, "real": {"datasets": ["postures"]}},
+            "coreset": {"enabled": True, "datasets": ["msd_mixture"]}}
+    # a disabled paper's data sets, synthetic ones and the datasets settings section left out
+    assert data.used_datasets(base) == ["femnist", "shakespeare"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "x" / "raw").mkdir(parents=True)
+    (tmp_path / "data" / "x" / "raw" / "a.bin").write_bytes(b"abc")
+    (tmp_path / "data" / "x" / "features.h5.sha256").write_text("0  features.h5\n")
+    (tmp_path / "data" / "x" / ".features.h5.tmp-1").write_bytes(b"")
+    rows = data.data_checksums({"datasets": {}})
+    assert rows == [{"file": "data/x/raw/a.bin", "bytes": 3,
+                     "sha256": sha256_of(tmp_path / "data" / "x" / "raw" / "a.bin")}]
+

@@ -364,6 +364,21 @@ def test_quick_profile_writes_only_data_results_and_figures(quick_run):
     assert "rule kfed_oracle: 2 thread(s)" in log
     train = (work / "results" / "logs" / "data" / "train_cifar10_cnn.log").read_text()
     assert "\r" not in train and len(train) < 5000
+    # every data file the run read, with its sha256: MNIST's raw files as published, every
+    # cache as its sidecar says
+    from fedclust.io import sha256_of
+
+    from .conftest import shared_data_dir
+
+    sums = pd.read_csv(work / "results" / "data_checksums.csv").set_index("file")
+    for remote in MNIST_FILES.values():
+        path = f"data/mnist/raw/{remote.name}"
+        assert md5(work / path) == remote.md5 and sums.loc[path, "sha256"] == sha256_of(
+            work / path)
+    sidecar = (work / "data" / "mnist" / "features.h5.sha256").read_text().split()[0]
+    assert sums.loc["data/mnist/features.h5", "sha256"] == sidecar
+    assert any(f.startswith(str(shared_data_dir()) + "/femnist/leaf_sample_")
+               for f in sums.index)    # read in place from the mirror
 
 
 EXPECTED_VERDICTS = REPO / "tests" / "data" / "quick_verdicts.csv"

@@ -31,4 +31,5 @@ localrules:
     kfed_separation,
     reproduction,
     run_config,
+    data_checksums,
     benchmark_summary,

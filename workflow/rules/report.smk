@@ -145,6 +145,30 @@ rule run_config:
         "../scripts/run_config.py"
 
 
+rule data_checksums:
+    """Path, size and sha256 of every data file the run read (after every other job)."""
+    input:
+        registry.targets(config),
+        datasets.outside_inputs(config),
+    output:
+        report(
+            datasets.DATA_CHECKSUMS,
+            caption="../report/data_checksums.rst",
+            category="Reproduction",
+        ),
+    log:
+        "results/logs/data_checksums.log",
+    benchmark:
+        "results/benchmarks/data_checksums/data_checksums.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=500,
+    script:
+        "../scripts/data_checksums.py"
+
+
 rule benchmark_summary:
     """Wall time and peak memory of every rule's jobs (their benchmark: files), per rule."""
     input:

@@ -21,7 +21,8 @@ from ..vocabulary import DATASETS, MIXTURE, SYNTHETIC, DatasetSpec, dataset_name
 
 __all__ = ["DatasetSpec", "DATASETS", "SYNTHETIC", "title_of", "dataset_names", "source",
            "raw_files", "fetch_outputs", "leaf_femnist_dirs", "check_mirror", "FETCH_RULES",
-           "local_checks", "repair_corrupt_copies", "MIXTURE", "Release", "RELEASES"]
+           "local_checks", "repair_corrupt_copies", "used_datasets",
+           "outside_inputs", "data_checksums", "DATA_CHECKSUMS", "MIXTURE", "Release", "RELEASES"]
 
 
 def _mirror(config) -> Path | None:
@@ -341,6 +342,55 @@ def repair_corrupt_copies(config, root=".") -> list[str]:
             lines.append(f"{why}: fetched {path} again (the published checksum; its date "
                          f"kept, so nothing made from it reruns)")
     return lines
+
+
+#: The table of every data file a run read: path, bytes and sha256 (rule data_checksums).
+DATA_CHECKSUMS = "results/data_checksums.csv"
+
+
+def used_datasets(config) -> list[str]:
+    """The data sets the enabled papers name (every ``datasets`` list of an enabled section;
+    ``datasets`` at the top level holds settings, not a choice), synthetic ones left out."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("enabled") is False:
+                return
+            for key, value in node.items():
+                if key == "datasets" and isinstance(value, list):
+                    found.extend(value)
+                else:
+                    walk(value)
+
+    walk({key: value for key, value in config.items() if key != "datasets"})
+    return sorted({name for name in found if name in DATASETS})
+
+
+def outside_inputs(config) -> list[str]:
+    """The raw files the used data sets are read from outside ``data/`` (LEAF json folders, a
+    Postures csv given by path): every other input is fetched into ``data/``."""
+    files = []
+    for name in used_datasets(config):
+        if not DATASETS[name].embedding:
+            files += [f for f in raw_files(name, config) if not f.startswith("data/")]
+    return sorted(set(files))
+
+
+def data_checksums(config, root=".") -> list[dict]:
+    """Path, size and sha256 of every data file of the run: each file under ``data/`` (fetched
+    or derived; checksum sidecars and temporaries left out) and :func:`outside_inputs`."""
+    from ..io import SIDECAR_SUFFIX, sha256_of
+
+    root = Path(root)
+    paths = sorted(p.relative_to(root).as_posix() for p in (root / "data").rglob("*")
+                   if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)
+                   and not p.name.startswith("."))
+    rows = [{"file": path, "bytes": (root / path).stat().st_size,
+             "sha256": sha256_of(root / path)} for path in paths]
+    rows += [{"file": path, "bytes": Path(path).stat().st_size, "sha256": sha256_of(path)}
+             for path in outside_inputs(config)]
+    return rows
 
 
 def raw_files(name: str, config) -> list[str]:

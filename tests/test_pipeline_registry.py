@@ -238,3 +238,17 @@ def test_the_targets_command_prints_the_catalogue(capsys):
     assert re.search(r"figures/kfed_fig1_accuracy_vs_separation.png +accuracy of k-FED", out)
     assert out.rstrip().endswith("(each figure's PDF beside its PNG)")
 
+
+def test_the_targets_command_names_a_bad_config_file_and_its_line(tmp_path, capsys):
+    from fedclust.pipeline.targets import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: 3\nkfed:\n  table1: {runs: [1, 2\n")
+    assert main(["--root", str(REPO), "--configfile", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"config file {bad}, line ")
+    assert main(["--root", str(REPO), "--configfile", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: No such file or directory" in capsys.readouterr().err
+    bad.write_text("fedkmeans:\n  seeds: '3'\n")
+    assert main(["--root", str(REPO), "--configfile", str(bad)]) == 2
+    assert "config key 'fedkmeans.seeds': '3' is not of type integer" in capsys.readouterr().err
+

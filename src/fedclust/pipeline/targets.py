@@ -3,7 +3,9 @@
     python -m fedclust.pipeline.targets                      # the paper profile
     python -m fedclust.pipeline.targets --configfile config/ci.yaml   # the quick profile
 
-Run from the repository root (it reads ``config/config.yaml`` and the schema as Snakemake
+It checks a config file as the pipeline does and names what is wrong in one line, the file and
+line of a YAML mistake included (Snakemake itself says only "Config file is not valid JSON or
+YAML"), so it is also the way to check a config before a run. Run from the repository root (it reads ``config/config.yaml`` and the schema as Snakemake
 does, the ``--configfile`` merged over it). Build one of them with ``snakemake <file>``.
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from ..exceptions import ConfigError
 from .config import validate_config
 from .registry import catalogue
 
@@ -29,6 +32,27 @@ def _merged(base: dict, override: dict) -> dict:
     return out
 
 
+def _load(path: Path) -> dict:
+    """A config file's YAML, its problems named with the file and the line (Snakemake says
+    only "Config file is not valid JSON or YAML")."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ConfigError(f"config file {path}: {error.strerror}") from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(f"config file {path}{where}: {problem}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path}: holds a {type(loaded).__name__}, not keys")
+    return loaded
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fedclust.pipeline.targets",
                                      description=__doc__.splitlines()[0])
@@ -37,10 +61,14 @@ def main(argv=None) -> int:
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="the repository root (default: the working directory)")
     args = parser.parse_args(argv)
-    config = yaml.safe_load((args.root / "config" / "config.yaml").read_text())
-    if args.configfile:
-        config = _merged(config, yaml.safe_load(args.configfile.read_text()) or {})
-    config = validate_config(config, args.root / "config" / "schema.yaml")
+    try:
+        config = _load(args.root / "config" / "config.yaml")
+        if args.configfile:
+            config = _merged(config, _load(args.configfile))
+        config = validate_config(config, args.root / "config" / "schema.yaml")
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 2
     rows = catalogue(config)
     width = max(len(r["file"]) for r in rows)
     lines, paper = [], None

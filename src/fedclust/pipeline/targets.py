@@ -5,8 +5,9 @@
 
 It checks a config file as the pipeline does and names what is wrong in one line, the file and
 line of a YAML mistake included (Snakemake itself says only "Config file is not valid JSON or
-YAML"), so it is also the way to check a config before a run. Run from the repository root (it reads ``config/config.yaml`` and the schema as Snakemake
-does, the ``--configfile`` merged over it). Build one of them with ``snakemake <file>``.
+YAML"), so it is also the way to check a config before a run. Run from the repository root (it
+reads ``config/config.yaml`` and the schema as Snakemake does, the ``--configfile`` merged over
+it). Build one of them with ``snakemake <file>``.
 """
 
 from __future__ import annotations

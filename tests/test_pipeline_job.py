@@ -49,3 +49,21 @@ def test_a_failure_is_logged_in_full_and_named_on_the_terminal(tmp_path, capsys)
     text = (tmp_path / "logs" / "toy.log").read_text()
     assert "Traceback" in text and "data/x.csv: missing" in text
     logging.getLogger().handlers.clear()
+
+
+def test_a_finished_job_prints_one_line_with_its_wildcards_and_time(tmp_path, capsys):
+    from snakemake.iocontainers import Wildcards
+
+    snakemake = fake_snakemake(tmp_path)
+    snakemake.wildcards = Wildcards(fromdict={"dataset": "mnist", "run": "3"})
+    with job(snakemake):
+        pass
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("done toy_rule (dataset=mnist, run=3) in ")
+    assert lines[0].endswith(" s")
+    logging.getLogger().handlers.clear()
+    with job(fake_snakemake(tmp_path)):   # no wildcards
+        pass
+    assert capsys.readouterr().err.startswith("done toy_rule in ")
+    logging.getLogger().handlers.clear()

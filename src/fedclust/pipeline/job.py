@@ -10,7 +10,9 @@ A script is thin::
 (progress as plain periodic lines, not bar redraws), limits BLAS (and torch, if loaded) to the
 job's ``threads`` -- Snakemake sets the thread variables only for ``shell:`` rules -- and, when
 the job fails, writes the full traceback to the log and one short line naming the rule, the
-error and the log file to the terminal, so the cause is visible without opening the log.
+error and the log file to the terminal, so the cause is visible without opening the log. A job
+that succeeds prints one line with its time (``done coreset_setting (partition=uniform, ...) in
+38.2 min``), so a run of hours reads as one line per finished job.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -46,6 +49,20 @@ def apply_threads(threads: int):
     return threadpool_limits(limits=threads)
 
 
+def _wildcards(snakemake) -> str:
+    """`` (name=value, ...)`` of a job's wildcards, "" without any."""
+    wildcards = getattr(snakemake, "wildcards", None)
+    items = list(wildcards.items()) if hasattr(wildcards, "items") else []
+    return f" ({', '.join(f'{k}={v}' for k, v in items)})" if items else ""
+
+
+def _duration(seconds: float) -> str:
+    """``12.3 s``, ``4.2 min`` or ``1.5 h``."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 @contextlib.contextmanager
 def job(snakemake):
     """Run a script's body as one pipeline job (see the module docstring).
@@ -68,8 +85,11 @@ def job(snakemake):
     threads = int(getattr(snakemake, "threads", 1) or 1)
     limiter = apply_threads(threads)
     log.info("rule %s: %d thread(s)", rule, threads)
+    start = time.perf_counter()
     try:
         yield log
+        print(f"done {rule}{_wildcards(snakemake)} in "
+              f"{_duration(time.perf_counter() - start)}", file=terminal, flush=True)
     except BaseException as error:  # noqa: BLE001 - reported, then the job fails
         if isinstance(error, SystemExit) and error.code in (0, None):
             raise

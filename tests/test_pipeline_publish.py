@@ -136,3 +136,29 @@ def test_report_coverage_names_unrun_and_stale_targets():
     published.loc[len(published) + 1] = {"key": "coreset.skipped", "item": "x", "quantity": "y",
                                          "status": "reported"}
     assert report_coverage(published, expected) == ([dropped], ["kfed.retired_claim"])
+
+
+PUBLISHED = REPO / "docs" / "paper-profile"
+
+
+def test_the_published_paper_profile_lists_exactly_the_claims_the_code_checks():
+    """docs/paper-profile (the paper profile run end to end, committed) cannot silently go
+    stale: its report checks every target the code checks (the keys of the quick profile's
+    verdicts, which CI's quick run holds to the code) and no retired one. When this fails,
+    run the paper profile again and publish it (benchmarks/profiles.py --publish)."""
+    from fedclust.pipeline.publish import report_coverage, report_keys, verdict_counts
+
+    published = pd.read_csv(PUBLISHED / "reproduction.csv")
+    expected = report_keys(pd.read_csv(REPO / "tests" / "data" / "quick_verdicts.csv"))
+    unrun, stale = report_coverage(published, expected)
+    assert (unrun, stale) == ([], []), f"not in the published report: {unrun}; retired: {stale}"
+    # its README, provenance and the repository README agree on the counts
+    provenance = yaml.safe_load((PUBLISHED / "provenance.yaml").read_text())
+    assert provenance["profile"] == "paper" and provenance["verdicts"] == verdict_counts(
+        published)
+    line = counts_line(provenance["verdicts"])
+    assert line in (PUBLISHED / "README.md").read_text()
+    head = "\n".join((REPO / "README.md").read_text().splitlines()[:40])
+    assert line in head and "docs/paper-profile" in head
+    size = sum(p.stat().st_size for p in (PUBLISHED / "figures").glob("*.png"))
+    assert 0 < size <= 5 * 2**20

@@ -203,10 +203,11 @@ def _readme(prov: dict, costs: pd.DataFrame, summary: pd.DataFrame,
         f"| {prov['commit']} | {prov['date']} | {prov['machine']} | {prov['cores']} | "
         f"{prov['wall_minutes']:.1f} min | {prov['jobs']} | {prov['job_minutes']:.1f} min | "
         f"{format_mb(prov['peak_rss_mb'])} MB |", "",
-        f"One run from a clean directory: `python benchmarks/profiles.py {prov['profile']} "
-        f"--cores {prov['cores']} --data-mirror ../shared/data` (Snakemake with "
-        f"`--cores {prov['cores']}`). Nothing here is edited by hand."
-        + (f" How this run was made: {prov['note']}" if prov.get("note") else ""), "",
+        (f"How this run was made: {prov['note']} Nothing here is edited by hand."
+         if prov.get("note") else
+         f"One run from a clean directory: `python benchmarks/profiles.py {prov['profile']} "
+         f"--cores {prov['cores']} --data-mirror ../shared/data` (Snakemake with "
+         f"`--cores {prov['cores']}`). Nothing here is edited by hand."), "",
         "## Verdicts", "", counts_line(prov["verdicts"]) + ".", "",
         "Every row with the paper's number, ours, the band and the measured reason of each "
         "miss: [reproduction.md](reproduction.md) ([CSV](reproduction.csv)).", "",

@@ -188,3 +188,28 @@ def test_figure1_labels_a_separation_whose_runs_were_skipped():
     fig = plot_accuracy_vs_separation(runs)
     assert [t.get_text() for t in fig.axes[0].texts] == ["n=2"]
     assert "3 runs per point" in fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (1.7e7, 8e7, [2e7, 5e7]),        # less than a decade: 1, 2 and 5 times a power of ten
+    (2.01e6, 9.7e6, [3e6, 5e6]),     # only one of those inside: 3 joins them
+    (3e2, 8e5, None),                # three decades: matplotlib's own labels stay
+])
+def test_a_short_log_axis_is_labelled_without_overlaps(low, high, expected):
+    import matplotlib.pyplot as plt
+
+    from fedclust.plots._style import log_ticks
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    before = ax.xaxis.get_major_locator()
+    log_ticks(ax.xaxis)
+    if expected is None:
+        assert ax.xaxis.get_major_locator() is before
+    else:
+        assert list(ax.xaxis.get_major_locator().tick_values(low, high)) == expected
+        fig.canvas.draw()
+        assert [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()] == []
+    plt.close(fig)
+

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    FixedLocator,
+    LogFormatterSciNotation,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+)
 
 from ..io import atomic_path  # noqa: E402
 
@@ -45,6 +53,31 @@ def dataset_title(runs, key: str) -> str:
 def integer_ticks(axis) -> None:
     """Put ticks on whole numbers only (iterations, counts)."""
     axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def log_ticks(axis) -> None:
+    """Label a log axis, once its data are drawn, at 1, 2 and 5 times the powers of ten inside
+    its view (``2x10^7``; 1, 2, 3 and 5 when that gives fewer than two), other ticks
+    unlabelled: an axis spanning less than a decade still gets labels, and none overlap
+    (matplotlib labels every minor tick of a short log axis, ``3x10^7`` running into
+    ``4x10^7``)."""
+    low, high = sorted(axis.get_view_interval())
+    if high >= 100 * low:  # two decades or more: matplotlib labels the powers of ten
+        return
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    # the fewest mantissas that still label two ticks (an axis of less than a decade)
+    for mantissas in ((1, 2, 5), (1, 2, 3, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [m * 10.0 ** e for e in decades for m in mantissas
+                 if low <= m * 10.0 ** e <= high]
+        if len(ticks) >= 2:
+            break
+    else:  # narrower than from one digit to the next: matplotlib's own labels
+        return
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False,
+                                                     minor_thresholds=(np.inf, np.inf)))
+    axis.set_minor_locator(LogLocator(base=10, subs="all"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: float = 2.7):

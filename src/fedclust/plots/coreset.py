@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..summaries.coreset import curve_stats, wide_runs
-from ._style import dataset_title, new_figure
+from ._style import dataset_title, log_ticks, new_figure
 
 __all__ = ["plot_cost_vs_communication", "plot_diameter"]
 
@@ -55,6 +55,7 @@ def plot_cost_vs_communication(*tables: pd.DataFrame, network: str = "graph",
                 ax.errorbar(stats["x"], stats["ratio"], yerr=stats["ratio_std"], capsize=2,
                             lw=1.3, ms=3.5, label=_LABELS[algorithm], **_STYLE[algorithm])
             ax.set_xscale("log")
+            log_ticks(ax.xaxis)
             where = "spanning tree of " if network == "tree" else ""
             ax.set_title(f"{where}{_GRAPH_TITLES.get(graph, graph)}, {partition}", fontsize=9)
             if i == len(graphs) - 1:

@@ -112,8 +112,7 @@ def remove_damaged_files(folders) -> list[str]:
             if not path.is_file():
                 sidecar.unlink()
                 continue
-            expected = sidecar.read_text().split(maxsplit=1)[0] if sidecar.stat().st_size \
-                else ""
+            expected = (sidecar.read_text().split(maxsplit=1) or [""])[0]
             actual = sha256_of(path)
             if actual != expected:
                 path.unlink()

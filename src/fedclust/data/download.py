@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from ..io import atomic_path
 from ..progress import progress_bar
 
-__all__ = ["RemoteFile", "fetch", "verify_file", "file_sha256", "extract_members",
+__all__ = ["RemoteFile", "fetch", "verify_file", "extract_members",
            "ChecksumError", "DataUnavailableError"]
 
 _CHUNK = 1 << 20
@@ -82,11 +82,6 @@ def _digests(path, algorithms=("md5", "sha256")) -> dict[str, str]:
             for h in hashes.values():
                 h.update(chunk)
     return {name: h.hexdigest() for name, h in hashes.items()}
-
-
-def file_sha256(path) -> str:
-    """The sha256 hex digest of the file at ``path`` (read in chunks)."""
-    return _digests(path, ("sha256",))["sha256"]
 
 
 def verify_file(path, *, md5: str | None = None, sha256: str | None = None,

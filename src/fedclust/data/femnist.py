@@ -38,8 +38,9 @@ import h5py
 import numpy as np
 
 from .._validation import check_int
+from ..io import sha256_of
 from .cache import read_h5, write_h5
-from .download import RemoteFile, extract_members, fetch, file_sha256
+from .download import RemoteFile, extract_members, fetch
 
 __all__ = [
     "TFF_EMNIST_H5",
@@ -479,7 +480,7 @@ def cache_femnist(data: FederatedImages, path, *, attrs: dict | None = None) -> 
     if missing:
         raise FileNotFoundError(f"cannot checksum the source file(s) {missing[:3]} of the data "
                                 f"to cache in {path}")
-    hashes = [file_sha256(f) for f in data.files]
+    hashes = [sha256_of(f) for f in data.files]
     summary = hashlib.sha256("".join(f"{h}  {f}\n" for f, h in zip(data.files, hashes,
                                                                    strict=True)).encode())
     arrays = {"X": data.X, "y": data.y, "writers": data.writers, "writer_ids": data.writer_ids,

@@ -57,7 +57,7 @@ from ..partitions import COMPARISON_PARTITIONS, partition_devices
 from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
-from ..vocabulary import ALGORITHMS as VOCABULARY_ALGORITHMS
+from ..vocabulary import ALGORITHMS
 
 __all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized",
            "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
@@ -65,8 +65,6 @@ __all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized",
 
 log = logging.getLogger(__name__)
 
-#: The algorithm families, in the order tables and legends list them.
-ALGORITHMS = VOCABULARY_ALGORITHMS
 PARTITIONS = COMPARISON_PARTITIONS
 #: The columns naming a run of the comparison table.
 IDS = ["dataset", "partition", "n_devices", "n_clusters", "algorithm", "variant", "dropout",

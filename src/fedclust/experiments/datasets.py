@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from ..data.cache import read_h5, write_h5
-from ..data.download import file_sha256
 from ..data.femnist import load_leaf_femnist, load_tff_emnist_h5
 from ..data.mnist import load_mnist
 from ..data.postures import POSTURES_SUBSET, load_postures, postures_features
 from ..data.shakespeare import build_shakespeare_dataset
 from ..data.year_prediction import YEAR_ROWS, load_year_prediction
+from ..io import sha256_of
 from ..seeds import seed_for
 from ..vocabulary import DATASETS
 
@@ -133,7 +133,7 @@ def prepare_postures(csv_path, *, max_missing: float = 0.5, standardize: bool = 
                                 columns=columns)
     subset = Path(csv_path).name == POSTURES_SUBSET.name
     # UCI publishes no checksum: name the exact bytes the results come from
-    digest = file_sha256(csv_path)
+    digest = sha256_of(csv_path)
     source = "real subset: classes 1-3, users 0-2" if subset else f"{Path(csv_path).name}"
     return PreparedData(
         name="postures", X=X, y=data.posture, devices=data.user,
@@ -153,7 +153,7 @@ def prepare_year_prediction(path, *, max_samples: int | None = None, seed: int =
     R^90), ``y`` = the release year, no natural devices; at most ``max_samples`` rows (a
     subset seeded by the data set's name; None keeps every row, as the paper)."""
     X, year = load_year_prediction(path, expected_rows=expected_rows)
-    digest = file_sha256(path)
+    digest = sha256_of(path)
     if max_samples is not None and max_samples < len(X):
         keep = np.sort(np.random.default_rng(seed_for(seed, "data", "year_prediction"))
                        .choice(len(X), size=max_samples, replace=False))

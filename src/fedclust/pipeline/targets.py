@@ -17,20 +17,11 @@ import sys
 from pathlib import Path
 
 import yaml
+from snakemake.utils import update_config
 
 from ..exceptions import ConfigError
 from .config import validate_config
 from .registry import catalogue
-
-
-def _merged(base: dict, override: dict) -> dict:
-    """``override`` over ``base``, nested sections merged key by key (as Snakemake merges a
-    --configfile over the Snakefile's)."""
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = (_merged(base[key], value)
-                    if isinstance(value, dict) and isinstance(base.get(key), dict) else value)
-    return out
 
 
 def _load(path: Path) -> dict:
@@ -65,7 +56,8 @@ def main(argv=None) -> int:
     try:
         config = _load(args.root / "config" / "config.yaml")
         if args.configfile:
-            config = _merged(config, _load(args.configfile))
+            # merged key by key, as Snakemake merges a --configfile over the Snakefile's
+            update_config(config, _load(args.configfile))
         config = validate_config(config, args.root / "config" / "schema.yaml")
     except ConfigError as error:
         print(error, file=sys.stderr)

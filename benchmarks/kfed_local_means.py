@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from fedclust import KFed  # noqa: E402
+from fedclust.centralized import reference_kmeans  # noqa: E402
 from fedclust.data.femnist import leaf_femnist_dirs, load_leaf_femnist  # noqa: E402
-from fedclust.experiments.separation import oracle_kmeans  # noqa: E402
 from fedclust.metrics import kmeans_cost  # noqa: E402
 from fedclust.partitions import iid_partition  # noqa: E402
 
@@ -37,7 +37,7 @@ def main(argv=None):
     keep = np.random.default_rng(0).choice(data.n_writers, size=100, replace=False)
     X = data.X[np.isin(data.writers, keep)].astype(np.float64)
     devices = iid_partition(len(X), 100, random_state=1)
-    optimum = oracle_kmeans(X, 4, seed=0, n_init=5).inertia
+    optimum = reference_kmeans(X, 4, seed=0, n_init=5).inertia
     lines = ["# k-FED local means: projected vs original (k = 4, 100 IID clients)\n",
              f"FEMNIST, {len(X)} images of 100 writers; {args.seeds} seeds; "
              f"{platform.python_version()}, numpy {np.__version__}.\n",

@@ -73,7 +73,7 @@ def test_every_algorithm_runs_on_the_same_partition_and_recovers_the_blobs(struc
     assert list(dict.fromkeys(table.algorithm)) == sorted(ALGORITHMS)  # tidy sorts ids
     runs = wide(table)
     assert set(zip(runs.algorithm, runs.variant, strict=True)) == {
-        ("centralized", "KMeans"), ("kfed", "k'=2"), ("distributed_lloyd", "k-means++"),
+        ("centralized", "k-means++"), ("kfed", "k'=2"), ("distributed_lloyd", "k-means++"),
         ("localkmeans", "L=2"), ("coreset", "star"), ("coreset", "erdos_renyi"),
         ("fedkmeans", "C=1")}
     clean = runs[runs.dropout == 0]
@@ -95,11 +95,11 @@ def test_dropout_removes_the_same_devices_for_everyone_with_exact_communication(
     assert kfed.rounds == 1 and kfed.floats_up == 3 * 2 * d
     assert runs.loc[("kfed", "k'=2", 0.0)].floats_up == 6 * 2 * d
     # the centralized reference uploads every row it fits on: the rows of the same 3 devices
-    central = runs.loc[("centralized", "KMeans", 0.5)]
+    central = runs.loc[("centralized", "k-means++", 0.5)]
     rows_kept = central.floats_up / d
     assert rows_kept == central.bytes_up / (8 * d) and 0 < rows_kept < len(X)
     # the dropped rows are still scored: quality on all the data
-    assert runs.loc[("centralized", "KMeans", 0.5)].cost_ratio >= 1.0 - 1e-9
+    assert runs.loc[("centralized", "k-means++", 0.5)].cost_ratio >= 1.0 - 1e-9
 
 
 def test_seeds_are_named_so_adding_a_variant_changes_no_other_number():

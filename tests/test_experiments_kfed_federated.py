@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fedclust.centralized import reference_kmeans
 from fedclust.experiments.datasets import PreparedData
 from fedclust.experiments.kfed_federated import (
     Oracle,
@@ -14,7 +15,6 @@ from fedclust.experiments.kfed_federated import (
     run_experiment,
     structured_vs_iid,
 )
-from fedclust.experiments.separation import oracle_kmeans
 from fedclust.partitions import mix_partition
 
 from .conftest import assert_same_rows, make_blobs
@@ -26,7 +26,7 @@ QUIET = dict(show_progress=False, dataset="blobs")
 def blobs():
     rng = np.random.default_rng(0)
     X, labels, _ = make_blobs(rng, n_clusters=4, n_features=8, per_cluster=60, spread=4.0)
-    result = oracle_kmeans(X, 4, seed=0, n_init=3)
+    result = reference_kmeans(X, 4, seed=0, n_init=3)
     return X, Oracle(result.labels, result.centers, result.inertia)
 
 

@@ -1,26 +1,17 @@
 import pandas as pd
 import pytest
 
+from fedclust.centralized import reference_kmeans
 from fedclust.experiments.separation import (
     choose_k,
-    oracle_kmeans,
     oracle_seed,
     select_oracle,
     separation_pairs,
     summarize_separation,
     write_oracle,
 )
-from fedclust.metrics import kmeans_cost
 
 from .conftest import make_blobs
-
-
-def test_oracle_kmeans_keeps_the_best_restart(rng):
-    X, _, _ = make_blobs(rng, n_clusters=5, spread=3.0)
-    one = oracle_kmeans(X, 5, seed=1, n_init=1)
-    best = oracle_kmeans(X, 5, seed=1, n_init=6)
-    assert best.inertia <= one.inertia + 1e-9
-    assert best.inertia == pytest.approx(kmeans_cost(X, best.centers))
 
 
 def test_separation_pairs_summary_and_choice(rng):
@@ -54,7 +45,7 @@ def test_select_oracle_by_k_or_chosen(tmp_path, rng):
     paths = []
     for k in (2, 3):
         path = tmp_path / f"k{k}.h5"
-        write_oracle(oracle_kmeans(X, k, seed=0), path)
+        write_oracle(reference_kmeans(X, k, seed=0), path)
         paths.append(str(path))
     labels, centers, attrs = select_oracle(paths, n_clusters=3)
     assert centers.shape == (3, X.shape[1])

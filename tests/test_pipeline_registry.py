@@ -7,6 +7,7 @@ import yaml
 
 from fedclust.pipeline import kfed, localkmeans, registry
 from fedclust.pipeline.config import validate_config
+from fedclust.vocabulary import resolve
 
 from .conftest import REPO
 
@@ -145,9 +146,11 @@ def test_table_parts_follow_the_config(cfg):
 
 def test_plot_and_claim_functions_resolve():
     for paper in registry.papers().values():
-        registry.resolve(paper.claims)
+        resolve(paper.claims)
         for fig in paper.figures:
-            assert callable(registry.resolve(fig.plot))
+            assert callable(resolve(fig.plot))
+    with pytest.raises(ValueError, match="'fedclust.plots' is not a 'module:function' name"):
+        resolve("fedclust.plots")
 
 
 def test_unknown_names_are_refused(cfg):

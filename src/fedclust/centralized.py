@@ -1,13 +1,19 @@
 """Centralized (weighted) k-means or k-median: the best of several seeding + Lloyd restarts.
 
-What a single machine runs on data it holds whole: the oracle clusterings of k-FED's
-separation study, and the weighted solve every node of a distributed coreset runs on the
-coreset (Balcan, Ehrlich & Liang 2013, Algorithm 2: "an alpha-approximation algorithm for
-weighted clustering instances"). One restart is weighted k-means++ (rows of weight <= 0 are
-never drawn) followed by weighted Lloyd to convergence; the restart of lowest weighted cost is
-kept. For k-median (``objective="kmedian"``) the seeding draws proportional to ``w D`` rather
-than ``w D^2`` and Lloyd's update moves the centers towards their clusters' geometric medians
+What a single machine runs on data it holds whole: the centralized reference every experiment
+compares with, and the weighted solve every node of a distributed coreset runs on the coreset
+(Balcan, Ehrlich & Liang 2013, Algorithm 2: "an alpha-approximation algorithm for weighted
+clustering instances"). One restart is weighted k-means++ (rows of weight <= 0 are never drawn)
+followed by weighted Lloyd to convergence; the restart of lowest weighted cost is kept. For
+k-median (``objective="kmedian"``) the seeding draws proportional to ``w D`` rather than
+``w D^2`` and Lloyd's update moves the centers towards their clusters' geometric medians
 (:func:`fedclust.lloyd.lloyd`); the kept restart is the one of lowest k-median cost.
+``seeding="greedy"`` draws scikit-learn's greedy k-means++ instead (``2 + ln k`` candidates per
+center, the one of lowest potential kept): what a user's ``KMeans`` starts from.
+
+:func:`reference_kmeans` is the centralized reference (k-FED's oracle clusterings, the
+comparison's pooled clustering): :func:`best_kmeans` with greedy seeding, each restart seeded
+by name from one seed.
 """
 
 from __future__ import annotations
@@ -15,13 +21,14 @@ from __future__ import annotations
 from ._validation import check_choice
 from .lloyd import LloydResult, lloyd
 from .seeding import kmeans_plusplus
+from .seeds import seed_for
 
-__all__ = ["best_kmeans"]
+__all__ = ["best_kmeans", "reference_kmeans"]
 
 
 def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
                 max_iter: int = 300, objective: str = "kmeans",
-                algorithm: str = "lloyd") -> LloydResult:
+                algorithm: str = "lloyd", seeding: str = "kmeans++") -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
 
     Parameters
@@ -40,6 +47,11 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     algorithm : {"lloyd", "elkan"}, default="lloyd"
         The assignment step of every Lloyd run (:func:`fedclust.lloyd.lloyd`; ``"elkan"`` is
         k-means only).
+    seeding : {"kmeans++", "greedy"}, default="kmeans++"
+        ``"kmeans++"``: k-means++ as Arthur & Vassilvitskii draw it
+        (:func:`fedclust.seeding.kmeans_plusplus`); ``"greedy"``: scikit-learn's greedy
+        k-means++ (:func:`sklearn.cluster.kmeans_plusplus`; k-means with non-negative weights
+        only).
 
     Returns
     -------
@@ -60,16 +72,58 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     [[1.0, 1.0], [101.0, 101.0]]
     """
     check_choice(objective, "objective", {"kmeans", "kmedian"})
+    check_choice(seeding, "seeding", {"kmeans++", "greedy"})
+    if seeding == "greedy" and objective != "kmeans":
+        raise ValueError(f"seeding='greedy' is k-means++'s greedy variant; objective="
+                         f"{objective!r} needs seeding='kmeans++'")
     power = 2 if objective == "kmeans" else 1
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must hold at least one seed (one restart each)")
     best = None
     for seed in seeds:
-        init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
-                                  random_state=seed, power=power)
+        if seeding == "greedy":
+            from sklearn.cluster import kmeans_plusplus as greedy_kmeans_plusplus
+
+            init, _ = greedy_kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
+                                             random_state=seed)
+        else:
+            init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
+                                      random_state=seed, power=power)
         result = lloyd(X, init, weights=sample_weight, max_iter=max_iter, objective=objective,
                        algorithm=algorithm)
         if best is None or result.inertia < best.inertia:
             best = result
     return best
+
+
+def reference_kmeans(X, n_clusters: int, *, seed: int, n_init: int = 1,
+                     max_iter: int = 300) -> LloydResult:
+    """The centralized reference: k-means on all of ``X``, best of ``n_init`` restarts.
+
+    Each restart is greedy k-means++ (scikit-learn's, what a user's ``KMeans`` starts from)
+    and Lloyd to convergence with the shared kernel; restart ``r`` is seeded
+    ``seed_for(seed, "restart=r")``, so a restart's result does not depend on how many run.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    n_clusters : int
+    seed : int
+    n_init : int, default=1
+    max_iter : int, default=300
+
+    Returns
+    -------
+    LloydResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.2], [10.0], [10.2]])
+    >>> reference = reference_kmeans(X, 2, seed=0, n_init=2)
+    >>> sorted(reference.centers.ravel().round(1).tolist()), round(reference.inertia, 2)
+    ([0.1, 10.1], 0.04)
+    """
+    seeds = [seed_for(seed, f"restart={restart}") for restart in range(int(n_init))]
+    return best_kmeans(X, n_clusters, seeds, max_iter=max_iter, seeding="greedy")

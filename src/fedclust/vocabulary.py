@@ -1,17 +1,28 @@
 """The pipeline's names, on the ground floor: what the experiments, the workflow's catalogue
 (:mod:`fedclust.pipeline`), the summaries, plots and claims all call a thing.
 
-Imports nothing (the Snakefile reads it at parse time, the numeric code at run time), so any
-layer can import it and no import circle goes through it.
+Imports nothing of fedclust (the Snakefile reads it at parse time, the numeric code at run
+time), so any layer can import it and no import circle goes through it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 
-__all__ = ["ALGORITHMS", "ALGORITHM_TITLES", "DatasetSpec", "DATASETS", "SYNTHETIC", "MIXTURE",
-           "title_of", "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS", "CORESET_GRAPHS",
-           "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
+__all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "DatasetSpec", "DATASETS", "SYNTHETIC",
+           "MIXTURE", "title_of", "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS",
+           "CORESET_GRAPHS", "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
+
+
+def resolve(dotted: str) -> Callable:
+    """The function a ``"module:function"`` string names (a data set's preparer, a figure's
+    plot, a paper's claims): imported only when called, so naming one costs nothing."""
+    module, sep, name = dotted.partition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"{dotted!r} is not a 'module:function' name")
+    return getattr(import_module(module), name)
 
 #: The algorithm families as every table names them (``algorithm`` column), in the order
 #: tables and legends list them, with how legends and claims name them; a family's

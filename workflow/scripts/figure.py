@@ -5,8 +5,8 @@ import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.io import read_table
 from fedclust.pipeline.job import job
-from fedclust.pipeline.registry import resolve
 from fedclust.plots._style import save_figure
+from fedclust.vocabulary import resolve
 
 with job(snakemake) as log:
     plot = resolve(snakemake.params.plot)

@@ -2,16 +2,17 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
+from fedclust.centralized import reference_kmeans
 from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.separation import oracle_kmeans, oracle_seed, write_oracle
+from fedclust.experiments.separation import oracle_seed, write_oracle
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:
     cfg, k = snakemake.params.settings, int(snakemake.wildcards.k)
     data = read_prepared(snakemake.input[0])
     log.info("%s: oracle k-means, k=%d, %d restarts", data.description, k, cfg["oracle_n_init"])
-    result = oracle_kmeans(data.X, k, seed=oracle_seed(snakemake.params.seed, data.name, k),
-                           n_init=cfg["oracle_n_init"], max_iter=cfg["oracle_max_iter"])
+    result = reference_kmeans(data.X, k, seed=oracle_seed(snakemake.params.seed, data.name, k),
+                              n_init=cfg["oracle_n_init"], max_iter=cfg["oracle_max_iter"])
     write_oracle(result, snakemake.output[0])
     log.info("cost %.6g after %d iterations (converged: %s)", result.inertia, result.n_iter,
              result.converged)

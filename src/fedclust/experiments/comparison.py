@@ -3,8 +3,9 @@
 None of the papers compares them: k-FED (one round, Dennis et al. 2021), naive distributed
 Lloyd (k-FED's Fig 3 baseline), LocalKMeans (several ``L``, Vardhan et al. 2025), the
 distributed coreset over a star and over a general graph (Balcan et al. 2013), federated
-mini-batch k-means (Triebe & Rajagopal 2019), and scikit-learn's ``KMeans`` on the pooled data,
-the centralized reference every cost is divided by.
+mini-batch k-means (Triebe & Rajagopal 2019), and k-means on the pooled data
+(:func:`fedclust.centralized.reference_kmeans`), the centralized reference every cost is
+divided by.
 
 A *setting* is a data set and a partition of its rows over devices:
 
@@ -49,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms import DistributedCoreset, DistributedLloyd, FederatedKMeans, KFed, LocalKMeans
+from ..centralized import reference_kmeans
 from ..communication import SERVER, Communication
 from ..exceptions import InfeasibleSettingError
 from ..io import skipped, tidy
@@ -59,7 +61,7 @@ from ..seeds import seed_for
 from ..topology import Topology
 from ..vocabulary import ALGORITHMS
 
-__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits", "centralized",
+__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits",
            "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
            "measure"]
 
@@ -115,13 +117,6 @@ def measure(fit: Callable[[], object]):
     return result, seconds, peak
 
 
-def centralized(X, n_clusters: int, *, seed: int, n_init: int):
-    """scikit-learn's ``KMeans`` (k-means++, ``n_init`` restarts) on the pooled data."""
-    from sklearn.cluster import KMeans
-
-    return KMeans(n_clusters, n_init=n_init, random_state=seed).fit(X)
-
-
 def _kept_devices(devices, dropout: float, seed: int) -> np.ndarray:
     """Row mask of the devices that stay when a fraction ``dropout`` of them drops out."""
     ids = np.unique(devices)
@@ -164,8 +159,8 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
             todo, desc=f"comparison on {dataset}", disable=not show_progress, unit="fit"):
         if run not in reference:  # the centralized clustering of all the data, once per run
             seed = seed_for(base_seed, "comparison", dataset, "reference", f"k={k}", f"run={run}")
-            model = centralized(X, k, seed=seed, n_init=cfg["centralized_n_init"])
-            reference[run] = (model.inertia_, model.labels_)
+            model = reference_kmeans(X, k, seed=seed, n_init=cfg["centralized_n_init"])
+            reference[run] = (model.inertia, model.labels)
         ref_cost, ref_labels = reference[run]
         devices = partition_devices(
             partition, reference_labels=ref_labels, natural=natural,
@@ -173,7 +168,7 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
             seed=seed_for(base_seed, "comparison", dataset, partition, f"k={k}", f"run={run}"))
         kept = _kept_devices(devices, dropout, seed_for(
             base_seed, "comparison", dataset, partition, f"dropout={dropout}", f"run={run}"))
-        algorithm, variant = ("centralized", "KMeans") if fit is None else \
+        algorithm, variant = ("centralized", "k-means++") if fit is None else \
             (fit.algorithm, fit.variant)
         # the variants of one algorithm (a topology, a number of local steps) share their
         # seed: they start from the same draws, so a difference between them is theirs
@@ -186,8 +181,8 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
         Xk, dk = X[kept], devices[kept]
         if fit is None:
             model, seconds, peak = measure(partial(
-                centralized, Xk, k, seed=seed, n_init=cfg["centralized_n_init"]))
-            comm = _pooled_upload(Xk, dk)
+                reference_kmeans, Xk, k, seed=seed, n_init=cfg["centralized_n_init"]))
+            centers, comm = model.centers, _pooled_upload(Xk, dk)
         else:
             estimator = fit.build(seed, int(dk.max()) + 1)
             try:
@@ -197,8 +192,8 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
                             variant, dataset, partition, dropout, run, error)
                 yield skipped(ids, error)
                 continue
-            comm = model.communication_
-        yield {**ids, **_quality(X, model.cluster_centers_, ref_cost, ref_labels, classes),
+            centers, comm = model.cluster_centers_, model.communication_
+        yield {**ids, **_quality(X, centers, ref_cost, ref_labels, classes),
                **comm.ledger(), "wall_s": seconds, "peak_mb": peak}
 
 

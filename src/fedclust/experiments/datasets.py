@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ from ..data.shakespeare import build_shakespeare_dataset
 from ..data.year_prediction import YEAR_ROWS, load_year_prediction
 from ..io import sha256_of
 from ..seeds import seed_for
-from ..vocabulary import DATASETS
+from ..vocabulary import DATASETS, resolve
 
 __all__ = ["PreparedData", "prepare_mnist", "prepare_femnist", "prepare_shakespeare",
            "prepare_postures", "prepare", "prepare_mnist_files", "prepare_femnist_files",
@@ -207,8 +206,7 @@ def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> Prepa
         raise ValueError(f"{name!r} is not prepared from raw files (known: "
                          f"{', '.join(known)}; embeddings come from "
                          f"fedclust.experiments.datasets.embed)")
-    module, _, function = spec.prepare.partition(":")
-    return getattr(import_module(module), function)(inputs, settings, seed)
+    return resolve(spec.prepare)(inputs, settings, seed)
 
 
 def embed(name: str, inputs: list[str], settings: dict, *, seed: int):

@@ -1,7 +1,7 @@
 """k-FED on real federated data (Dennis, Li & Smith, ICML 2021, Sec. 4.2.1 and beyond).
 
 Every experiment starts from a data set ``X`` and its *oracle* clustering with ``k`` clusters
-(k-means on all of ``X``, :func:`fedclust.experiments.separation.oracle_kmeans`; ``k`` chosen by
+(k-means on all of ``X``, :func:`fedclust.centralized.reference_kmeans`; ``k`` chosen by
 the separation analysis of App. B.2), of cost ``phi*``. Partitions are built from the oracle
 labels:
 

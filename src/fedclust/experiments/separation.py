@@ -1,6 +1,7 @@
 """Separation of real data under an oracle clustering (k-FED, Appendix B.2 and Figure 5).
 
-The oracle clustering of a data set is k-means on all of it (k-means++ seeding, Lloyd to
+The oracle clustering of a data set is the centralized reference, k-means on all of it
+(:func:`fedclust.centralized.reference_kmeans`: greedy k-means++ seeding, Lloyd to
 convergence, best of ``n_init``). For every ``k`` of a grid, the pairwise separations ``c_rs``
 (:func:`fedclust.metrics.separation`) of the oracle clusters tell how far the data are from
 k-FED's separation assumption; the ``k`` with the largest share of pairs above ``c0`` is the
@@ -13,14 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.cluster import kmeans_plusplus
 
+from ..centralized import reference_kmeans
 from ..data.cache import read_h5, write_h5
-from ..lloyd import lloyd
 from ..metrics import separation
 from ..seeds import seed_for
 
-__all__ = ["oracle_kmeans", "oracle_seed", "write_oracle", "read_oracle", "select_oracle",
+__all__ = ["oracle_seed", "write_oracle", "read_oracle", "select_oracle",
            "pairs_table", "separation_pairs", "separation_summary", "choose_k",
            "summarize_separation"]
 
@@ -28,24 +28,6 @@ __all__ = ["oracle_kmeans", "oracle_seed", "write_oracle", "read_oracle", "selec
 def oracle_seed(base_seed: int, dataset: str, n_clusters: int) -> int:
     """The seed of a data set's oracle clustering with ``n_clusters`` clusters."""
     return seed_for(base_seed, "oracle", dataset, f"k={n_clusters}")
-
-
-def oracle_kmeans(X: np.ndarray, n_clusters: int, *, seed: int, n_init: int = 1,
-                  max_iter: int = 300):
-    """Centralized k-means on all of ``X``: best (lowest cost) of ``n_init`` k-means++ starts.
-
-    Returns
-    -------
-    LloydResult
-    """
-    best = None
-    for restart in range(n_init):
-        init, _ = kmeans_plusplus(X, n_clusters,
-                                  random_state=seed_for(seed, f"restart={restart}"))
-        result = lloyd(X, init, max_iter=max_iter)
-        if best is None or result.inertia < best.inertia:
-            best = result
-    return best
 
 
 def write_oracle(result, path) -> None:
@@ -123,8 +105,8 @@ def separation_pairs(X: np.ndarray, n_clusters: int, *, device_clusters: int,
                      devices_per_cluster: int, base_seed: int, n_init: int = 1,
                      max_iter: int = 300, dataset: str = "") -> pd.DataFrame:
     """Oracle clustering with ``n_clusters`` clusters, then :func:`pairs_table` of it."""
-    oracle = oracle_kmeans(X, n_clusters, seed=oracle_seed(base_seed, dataset, n_clusters),
-                           n_init=n_init, max_iter=max_iter)
+    oracle = reference_kmeans(X, n_clusters, seed=oracle_seed(base_seed, dataset, n_clusters),
+                              n_init=n_init, max_iter=max_iter)
     return pairs_table(X, oracle.labels, device_clusters=device_clusters,
                        devices_per_cluster=devices_per_cluster, oracle_cost=oracle.inertia,
                        oracle_iterations=oracle.n_iter, dataset=dataset)

@@ -17,11 +17,11 @@ by the jobs that call them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from importlib import import_module
 
 # the declarations the paper modules build their PAPER from (a module below both, so that the
 # registry imports the paper modules and they never import it)
+from ..vocabulary import resolve
 from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
@@ -191,12 +191,6 @@ def check_figure_name(target: str, config) -> None:
     raise ValueError(f"no figure {target} in this config; "
                      + (f"did you mean {' or '.join(nearest)}? " if nearest else "")
                      + "python -m fedclust.pipeline.targets lists every table and figure")
-
-
-def resolve(dotted: str) -> Callable:
-    """The function named ``"module:function"``."""
-    module, _, name = dotted.partition(":")
-    return getattr(import_module(module), name)
 
 
 def check_claims(paper_key: str, tables: dict, targets: dict, declared=None) -> list:

@@ -32,4 +32,4 @@ def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
 def label_of(row) -> str:
     """How legends and claims name an algorithm and its variant."""
     name = ALGORITHM_TITLES.get(row.algorithm, row.algorithm)
-    return name if row.variant in ("KMeans", "k-means++") else f"{name} {row.variant}"
+    return name if row.variant == "k-means++" else f"{name} {row.variant}"

@@ -9,7 +9,17 @@ pipeline itself from Snakemake's ``benchmark:`` files) and its reproduction coun
     python benchmarks/profiles.py paper --data-mirror ../shared/data       # about an hour
 
 Writes ``benchmarks/results/profile_<name>.md`` and updates one row of
-``benchmarks/results/profiles.csv`` and ``profiles.md``. ``--publish docs/paper-profile``
+``benchmarks/results/profiles.csv`` and ``profiles.md``.
+
+The README's table of measured times and job counts is written from these files by the same
+script, so no number in it is typed by hand:
+
+    python benchmarks/profiles.py tests                  # times the unit tests (~5 min)
+    python benchmarks/profiles.py --ci-log ci.log --commit C --date YYYY-MM-DD   # a CI run
+    python benchmarks/profiles.py --readme               # job counts by dry run, README table
+
+(every recording also rewrites the README's table; ``tests/test_workflow.py`` fails when
+its job counts are not the dry run's at the current commit). ``--publish docs/paper-profile``
 also publishes the run's report, figures and time per rule there
 (:func:`fedclust.pipeline.publish.publish_report`). A run made elsewhere (e.g. from a clone, in
 the background) is recorded and published afterwards with ``--finished-run DIR
@@ -20,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,7 +48,13 @@ from bench_kernel import machine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO / "src"))
-from fedclust.pipeline.benchmarks import SUMMARY_CSV, format_mb, render_summary  # noqa: E402
+from fedclust.pipeline.benchmarks import (  # noqa: E402
+    SUMMARY_CSV,
+    format_mb,
+    render_measured,
+    render_summary,
+    replace_measured_block,
+)
 from fedclust.pipeline.publish import publish_report  # noqa: E402
 
 
@@ -50,17 +67,46 @@ def config_file(profile: str) -> Path:
     raise SystemExit(f"no config/*.yaml declares profile: {profile}")
 
 
-def run_profile(profile: str, cores: int, data_mirror: Path, workdir: Path) -> float:
-    """Run the profile in ``workdir`` (a copy of the Snakefile, config/, workflow/, src/,
-    environment.yml and the profiles link: edits to the repository during the run do not reach
-    it; without the compiled-kernel cache, as in a fresh clone); return its wall time in
-    seconds."""
+STEPS_CSV = OUT / "steps.csv"
+
+
+def copy_workflow(workdir: Path) -> None:
+    """The Snakefile, config/, workflow/, src/, environment.yml and the profiles link in
+    ``workdir``: edits to the repository during a run do not reach it; without the
+    compiled-kernel cache, as in a fresh clone."""
     for name in ("config", "workflow", "src"):
         shutil.copytree(REPO / name, workdir / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("Snakefile", "environment.yml"):
         shutil.copy(REPO / name, workdir)
     (workdir / "profiles").symlink_to(os.readlink(REPO / "profiles"))
+
+
+def dry_run_jobs(profile: str) -> int:
+    """The number of jobs a run of ``profile`` from a clean directory has (the dry run's
+    ``total``, data fetched from the internet: as many fetch jobs as from a mirror)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        copy_workflow(workdir)
+        result = subprocess.run(
+            ["snakemake", "-n", "--cores", "2", "--configfile",
+             str(config_file(profile).relative_to(REPO))],
+            cwd=workdir, capture_output=True, text=True, check=True)
+    return dry_run_total(result.stdout)
+
+
+def dry_run_total(stdout: str) -> int:
+    """The ``total`` of a dry run's job stats."""
+    match = re.search(r"^total\s+(\d+)\s*$", stdout, re.M)
+    if match is None:
+        raise SystemExit("the dry run printed no job total:\n" + stdout[-2000:])
+    return int(match.group(1))
+
+
+def run_profile(profile: str, cores: int, data_mirror: Path, workdir: Path) -> float:
+    """Run the profile in ``workdir`` (a fresh copy of the workflow, :func:`copy_workflow`);
+    return its wall time in seconds."""
+    copy_workflow(workdir)
     command = ["snakemake", "--cores", str(cores), "--configfile",
                str(config_file(profile).relative_to(REPO)), "--config",
                f"data_mirror={data_mirror.resolve()}"]
@@ -120,9 +166,79 @@ def record(profile: str, cores: int, wall: float, workdir: Path, *, commit: str,
     print((OUT / "profiles.md").read_text())
 
 
+def record_step(step: str, seconds: float, count, unit: str, *, commit: str, day: str) -> None:
+    """One row of :data:`STEPS_CSV` (the install, the tests, CI), replacing the step's last."""
+    row = {"step": step, "seconds": round(float(seconds), 1), "count": count, "unit": unit,
+           "commit": commit, "date": day, "machine": machine()}
+    table = pd.read_csv(STEPS_CSV) if STEPS_CSV.exists() else pd.DataFrame(columns=list(row))
+    table = pd.concat([table[table["step"] != step], pd.DataFrame([row])], ignore_index=True)
+    table.sort_values("step").to_csv(STEPS_CSV, index=False)
+
+
+def time_unit_tests(commit: str, day: str) -> None:
+    """Time the edit-and-test loop as the README gives it, in the repository."""
+    command = [sys.executable, "-m", "pytest", "-m", "not reproduction", "-q",
+               "-p", "no:cacheprovider"]
+    print("running", " ".join(command), flush=True)
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+    seconds = time.perf_counter() - start
+    print(result.stdout[-1500:])
+    if result.returncode != 0:
+        raise SystemExit("the unit tests failed: nothing recorded")
+    record_step("unit tests", seconds, _passed(result.stdout), "tests", commit=commit, day=day)
+
+
+def _passed(output: str) -> int:
+    match = re.search(r"(\d+) passed", output)
+    if match is None:
+        raise SystemExit("no pytest summary ('N passed') in the output")
+    return int(match.group(1))
+
+
+def record_ci_log(path: Path, commit: str, day: str) -> None:
+    """The install, test and end-to-end times of a CI run from its log (``.ci/run``'s
+    ``installed in``, ``tests finished in`` and ``CI finished in`` lines)."""
+    log = path.read_text()
+    found = {}
+    for step, pattern in (("install", r"== installed in (\d+) s"),
+                          ("ci tests", r"== tests finished in (\d+) s"),
+                          ("ci total", r"== CI finished in (\d+) s")):
+        match = re.search(pattern, log)
+        if match is None:
+            raise SystemExit(f"{path}: no line matching {pattern!r}: not a finished CI log")
+        found[step] = int(match.group(1))
+    packages = sum(1 for line in (REPO / "requirements.lock").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    record_step("install", found["install"], packages, "packages", commit=commit, day=day)
+    record_step("ci tests", found["ci tests"], _passed(log), "tests", commit=commit, day=day)
+    record_step("ci total", found["ci total"], None, "", commit=commit, day=day)
+
+
+def write_readme_table() -> None:
+    """Rewrite the README's measured table from profiles.csv and steps.csv, with the job
+    counts of both profiles' dry runs at the current commit."""
+    profiles = pd.read_csv(OUT / "profiles.csv")
+    steps = pd.read_csv(STEPS_CSV) if STEPS_CSV.exists() else pd.DataFrame(
+        columns=["step", "seconds", "count", "unit", "commit", "date", "machine"])
+    jobs = {profile: dry_run_jobs(profile) for profile in profiles["profile"]}
+    readme = REPO / "README.md"
+    block = render_measured(profiles, steps, jobs)
+    readme.write_text(replace_measured_block(readme.read_text(), block))
+    print(block)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("profile", help="a profile declared in config/*.yaml (quick, paper)")
+    parser.add_argument("profile", nargs="?",
+                        help="a profile declared in config/*.yaml (quick, paper), or `tests` "
+                             "(time the unit tests)")
+    parser.add_argument("--readme", action="store_true",
+                        help="only rewrite the README's measured table (dry runs for the job "
+                             "counts)")
+    parser.add_argument("--ci-log", type=Path,
+                        help="record a CI run's times from its log; give --commit, --date")
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--data-mirror", type=Path,
                         help="offline data mirror (e.g. ../shared/data); needed to run")
@@ -139,6 +255,21 @@ def main(argv=None):
     parser.add_argument("--note", help="how a --finished-run was made, when not by this script "
                         "in one go (printed at the top of the published report)")
     args = parser.parse_args(argv)
+    if args.readme:
+        write_readme_table()
+        return
+    if args.ci_log:
+        if args.commit is None or args.date is None:
+            parser.error("--ci-log needs --commit and --date")
+        record_ci_log(args.ci_log, args.commit, args.date)
+        write_readme_table()
+        return
+    if args.profile is None:
+        parser.error("name a profile (quick, paper), `tests`, or give --readme or --ci-log")
+    if args.profile == "tests":
+        time_unit_tests(current_commit(), date.today().isoformat())
+        write_readme_table()
+        return
     if args.finished_run:
         missing = [f"--{name.replace('_', '-')}" for name in ("wall_seconds", "commit", "date")
                    if getattr(args, name) is None]
@@ -157,6 +288,7 @@ def main(argv=None):
         publish_report(workdir, args.publish, profile=args.profile, commit=commit, date=day,
                        machine=machine(), cores=args.cores, wall_seconds=wall, note=args.note)
         print("published", args.publish)
+    write_readme_table()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,19 @@
+import re
+
 import pandas as pd
 import pytest
 
-from fedclust.pipeline.benchmarks import read_benchmarks, render_summary, summarize
+from fedclust.pipeline.benchmarks import (
+    format_seconds,
+    measured_block,
+    read_benchmarks,
+    render_measured,
+    render_summary,
+    replace_measured_block,
+    summarize,
+)
+
+from .conftest import REPO
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -41,3 +53,53 @@ def test_a_file_that_is_not_a_benchmark_is_named(tmp_path):
 def test_no_benchmarks_gives_an_empty_summary(tmp_path):
     summary = summarize(read_benchmarks(tmp_path))
     assert summary.empty and "total_seconds" in summary.columns
+
+
+@pytest.mark.parametrize("seconds, text", [(15_233, "4 h 14 min"), (3_599.6, "1 h 0 min"),
+                                           (750, "12 min 30 s"), (44.6, "45 s")])
+def test_seconds_read_as_a_person_says_them(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def measured_sources():
+    profiles = pd.DataFrame({"profile": ["paper", "quick"], "wall_minutes": [253.9, 11.4],
+                             "commit": ["aaa", "bbb"], "date": ["d1", "d2"]})
+    steps = pd.DataFrame({"step": ["ci total", "unit tests"], "seconds": [1700.0, 290.0],
+                          "count": [None, 900], "unit": ["", "tests"], "commit": ["ccc", "ddd"],
+                          "date": ["d3", "d4"]})
+    return profiles, steps
+
+
+def test_the_measured_table_names_each_times_commit_and_the_dry_runs_job_counts():
+    profiles, steps = measured_sources()
+    block = render_measured(profiles, steps, {"paper": 283, "quick": 203})
+    rows = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [
+        '| the edit-and-test loop, `python -m pytest -m "not reproduction"` | 4 min 50 s | '
+        "900 tests | ddd, d4 |",
+        "| quick profile, `snakemake --cores 2 --configfile config/ci.yaml`, clean directory | "
+        "11 min 24 s | 203 jobs (the dry run at this commit) | bbb, d2 |",
+        "| CI from start to end (`.ci/run`: install, SLURM start, tests) | 28 min 20 s |  | "
+        "ccc, d3 |",
+        "| paper profile, `snakemake --cores 2`, clean directory | 4 h 14 min | "
+        "283 jobs (the dry run at this commit) | aaa, d1 |"]
+    text = f"intro\n{block}\noutro"
+    assert measured_block(text) == block
+    assert replace_measured_block(text, "new") == "intro\nnew\noutro"
+    with pytest.raises(ValueError, match="README.md has no measured table"):
+        measured_block("intro only")
+
+
+def test_the_readmes_measured_table_is_the_one_the_results_give():
+    """The README's times are the committed measurements' (``benchmarks/results/``), never
+    typed by hand; its job counts are checked against the dry run in test_workflow.py."""
+    readme = (REPO / "README.md").read_text()
+    block = measured_block(readme)
+    jobs = {profile: int(count.replace(",", "")) for profile, count in
+            re.findall(r"^\| (quick|paper) profile.*?\| ([\d,]+) jobs", block, re.M)}
+    results = REPO / "benchmarks" / "results"
+    steps = results / "steps.csv"
+    assert block == render_measured(
+        pd.read_csv(results / "profiles.csv"),
+        pd.read_csv(steps) if steps.exists() else pd.DataFrame(
+            columns=["step", "seconds", "count", "unit", "commit", "date"]), jobs)

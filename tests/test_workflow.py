@@ -82,6 +82,15 @@ def test_dry_run_on_a_fresh_copy(tmp_path, extra):
     without = sorted({rule for rule, body in jobs
                       if rule != "all" and not re.search(r"mem_mb=\d+", body)})
     assert jobs and not without, f"rules without resources: mem_mb: {without}"
+    # the README's job count of this profile is this dry run's (rerun
+    # `python benchmarks/profiles.py --readme` after adding or removing jobs)
+    total = int(re.search(r"^total\s+(\d+)\s*$", result.stdout, re.M).group(1))
+    profile = "quick" if extra else "paper"
+    stated = re.search(rf"^\| {profile} profile.*?\| ([\d,]+) jobs", (REPO / "README.md")
+                       .read_text(), re.M)
+    assert stated and int(stated.group(1).replace(",", "")) == total, (
+        f"README.md's measured table: {profile} profile has {total} jobs; run "
+        f"`python benchmarks/profiles.py --readme`")
 
 
 def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):

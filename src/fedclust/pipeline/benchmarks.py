@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["BENCHMARK_DIR", "SUMMARY_CSV", "SUMMARY_MD", "read_benchmarks", "summarize",
-           "render_summary", "format_mb"]
+           "render_summary", "format_mb", "format_seconds", "MEASURED_START", "MEASURED_END",
+           "render_measured", "measured_block", "replace_measured_block"]
 
 BENCHMARK_DIR = "results/benchmarks"
 SUMMARY_CSV = f"{BENCHMARK_DIR}/summary.csv"
@@ -92,3 +93,78 @@ def render_summary(summary: pd.DataFrame, profile: str) -> str:
               f"{r.longest_job} | {r.cpu_seconds:.1f} | {format_mb(r.peak_rss_mb)} |"
               for r in summary.itertuples()]
     return "\n".join(lines) + "\n"
+
+
+#: The markers around the README's table of measured times and job counts; everything
+#: between them is written by ``python benchmarks/profiles.py --readme``.
+MEASURED_START = ("<!-- measured: written by `python benchmarks/profiles.py --readme` from "
+                  "benchmarks/results/; do not edit -->")
+MEASURED_END = "<!-- /measured -->"
+
+#: What each row of the measured table is, in its order: ``(key, what was timed)``; a key
+#: is a profile of ``profiles.csv`` or a step of ``steps.csv``.
+_MEASURED_ROWS = [
+    ("install", "install from `requirements.lock` into a fresh venv (CI)"),
+    ("unit tests", 'the edit-and-test loop, `python -m pytest -m "not reproduction"`'),
+    ("quick", "quick profile, `snakemake --cores 2 --configfile config/ci.yaml`, clean directory"),
+    ("ci tests", "the whole suite as CI runs it (the quick profile included)"),
+    ("ci total", "CI from start to end (`.ci/run`: install, SLURM start, tests)"),
+    ("paper", "paper profile, `snakemake --cores 2`, clean directory"),
+]
+
+
+def format_seconds(seconds: float) -> str:
+    """``4 h 14 min`` (to the nearest minute from an hour on), ``12 min 30 s`` or ``45 s``."""
+    seconds = int(round(float(seconds)))
+    if seconds >= 3600:
+        hours, minutes = divmod(int(round(seconds / 60)), 60)
+        return f"{hours} h {minutes} min"
+    minutes, secs = divmod(seconds, 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def render_measured(profiles: pd.DataFrame, steps: pd.DataFrame, jobs: dict) -> str:
+    """The README's table of measured times and job counts.
+
+    Parameters
+    ----------
+    profiles : DataFrame
+        ``benchmarks/results/profiles.csv`` (wall minutes, commit, date of each profile run).
+    steps : DataFrame
+        ``benchmarks/results/steps.csv`` (``step``, ``seconds``, ``count``, ``unit``,
+        ``commit``, ``date``): the install, the tests, CI.
+    jobs : dict
+        ``{profile: jobs}``, the dry run's job count of each profile at the current commit.
+    """
+    by_profile = profiles.set_index("profile")
+    by_step = steps.set_index("step")
+    lines = [MEASURED_START, "",
+             "| what | wall time | size | commit, date |", "|---|---|---|---|"]
+    for key, what in _MEASURED_ROWS:
+        if key in by_profile.index:
+            row = by_profile.loc[key]
+            wall = format_seconds(row["wall_minutes"] * 60)
+            size = f"{jobs[key]:,} jobs (the dry run at this commit)"
+        elif key in by_step.index:
+            row = by_step.loc[key]
+            wall = format_seconds(row["seconds"])
+            size = "" if pd.isna(row["count"]) else f"{int(row['count']):,} {row['unit']}"
+        else:
+            continue
+        lines.append(f"| {what} | {wall} | {size} | {row['commit']}, {row['date']} |")
+    lines += ["", MEASURED_END]
+    return "\n".join(lines)
+
+
+def measured_block(text: str) -> str:
+    """The measured table in ``text`` (markers included); ValueError naming what is missing."""
+    start, end = text.find(MEASURED_START), text.find(MEASURED_END)
+    if start < 0 or end < start:
+        raise ValueError("README.md has no measured table (its markers "
+                         f"{MEASURED_START!r} ... {MEASURED_END!r} are missing)")
+    return text[start:end + len(MEASURED_END)]
+
+
+def replace_measured_block(text: str, block: str) -> str:
+    """``text`` with its measured table replaced by ``block``."""
+    return text.replace(measured_block(text), block)

@@ -58,7 +58,9 @@ from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
 from ..rounds import round_history, sample_participants
 
-__all__ = ["ALGORITHMS", "client_app", "server_app", "write_app", "FlowerRun"]
+__all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
+           "fit_in_process", "launch", "measurements", "run_and_measure", "run_config_toml",
+           "server_app", "write_app", "write_partitions"]
 
 #: The estimators that run as Flower apps, by the name the run config gives.
 ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans}
@@ -434,18 +436,21 @@ server_app = ServerApp()
 
 @server_app.main()
 def _main(grid: Grid, context: Context) -> None:
-    spec = json.loads(Path(str(context.run_config["spec"])).read_text())
-    result_path = Path(spec["result_path"])
-    link = _Link(grid=grid, timeout=float(spec.get("round_timeout", 60.0)), spec=spec)
-    result: dict = {"algorithm": spec["algorithm"], "error": None}
+    config = context.run_config
+    algorithm = str(config["algorithm"])
+    result_path = Path(str(config["result-path"]))
+    # the fault test's hook (launch(kill=...)): a JSON file naming the exchange to pause at
+    spec = json.loads(Path(str(config["spec"])).read_text()) if config.get("spec") else {}
+    link = _Link(grid=grid, timeout=float(config["round-timeout"]), spec=spec)
+    result: dict = {"algorithm": algorithm, "error": None}
     started = time.perf_counter()
     try:
-        est = ALGORITHMS[spec["algorithm"]](**spec["params"])
+        est = _estimator(context)
         est._validate_params()
         est._check_params()
-        devices = _describe_devices(link, int(spec["n_devices"]),
-                                    float(spec.get("connect_timeout", 120.0)))
-        result.update(_SERVERS[spec["algorithm"]](est, fit_rng(est.random_state), link))
+        devices = _describe_devices(link, int(config["n-devices"]),
+                                    float(config["connect-timeout"]))
+        result.update(_SERVERS[algorithm](est, fit_rng(est.random_state), link))
         centers = np.asarray(result["centers"]).astype(f"f{devices[0].itemsize}", copy=False)
         costs = result.pop("costs", None)
         if costs is None:  # the final centres down, each device's k-means cost up
@@ -494,8 +499,17 @@ serverapp = "{module}:server_app"
 clientapp = "{module}:client_app"
 
 [tool.flwr.app.config]
+# the estimator (kfed, fedkmeans) and its parameters as JSON
 algorithm = "kfed"
 params = "{{}}"
+# the SuperNodes the server waits for, where it writes its result (on its machine)
+n-devices = 2
+result-path = "result.json"
+# seconds the server waits for one exchange's replies (then a device is lost), and for the
+# SuperNodes to connect and describe themselves
+round-timeout = 60.0
+connect-timeout = 120.0
+# the launcher's fault hook (a JSON file), empty otherwise
 spec = ""
 """
 
@@ -525,9 +539,10 @@ class FlowerRun:
 
 
 # ---------------------------------------------------------------------------- the launcher
-def _partition_files(X, devices, sample_weight, directory: Path) -> list:
-    """One ``.npz`` per device with its rows in the order a Federation keeps them (the
-    input order within the device); returns ``(device id, path)`` by device id."""
+def write_partitions(X, devices, sample_weight, directory) -> list:
+    """Write one ``device_<id>.npz`` per device into ``directory`` (arrays ``X``, and ``w``
+    with weights), its rows in the order a Federation keeps them (the input order within the
+    device): what a SuperNode's ``data-path`` names. Returns ``(device id, path)`` by id."""
     federation = Federation.from_devices(np.asarray(X), np.asarray(devices),
                                          sample_weight=sample_weight)
     files = []
@@ -536,7 +551,7 @@ def _partition_files(X, devices, sample_weight, directory: Path) -> list:
         arrays = {"X": federation.X[rows]}
         if federation.weights is not None:
             arrays["w"] = federation.weights[rows]
-        path = directory / f"device_{int(device)}.npz"
+        path = Path(directory) / f"device_{int(device)}.npz"
         np.savez(path, **arrays)
         files.append((int(device), path))
     return files
@@ -544,6 +559,22 @@ def _partition_files(X, devices, sample_weight, directory: Path) -> list:
 
 def _toml_string(value: str) -> str:
     return json.dumps(str(value))  # a JSON string is a TOML basic string
+
+
+def run_config_toml(algorithm: str, params: dict, *, n_devices: int, result_path,
+                    round_timeout: float = 60.0, connect_timeout: float = 120.0,
+                    spec="") -> str:
+    """The run config ``flwr run --run-config FILE`` takes for one fit (a TOML file: the
+    parameters' JSON does not survive the ``key=value`` form)."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}; got {algorithm!r}")
+    return (f"algorithm = {_toml_string(algorithm)}\n"
+            f"params = {_toml_string(json.dumps(params))}\n"
+            f"n-devices = {int(n_devices)}\n"
+            f"result-path = {_toml_string(result_path)}\n"
+            f"round-timeout = {float(round_timeout)!r}\n"
+            f"connect-timeout = {float(connect_timeout)!r}\n"
+            f"spec = {_toml_string(spec)}\n")
 
 
 def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, workdir=None,
@@ -588,11 +619,11 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
         raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}; got {algorithm!r}")
     from .processes import CountingRelay, ProcessGroup, free_port, wait_for_port
 
+    if kill is not None and kill.get("device") not in set(np.unique(devices).tolist()):
+        raise ValueError(f"kill names device {kill.get('device')!r}, not one of the devices")
     workdir = Path(workdir if workdir is not None else tempfile.mkdtemp(prefix="fedclust-flower-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    files = _partition_files(X, devices, sample_weight, workdir)
-    if kill is not None and kill.get("device") not in {device for device, _ in files}:
-        raise ValueError(f"kill names device {kill.get('device')!r}, not one of the devices")
+    files = write_partitions(X, devices, sample_weight, workdir)
     app = write_app(workdir / "app")
     home = workdir / "flwr-home"
     home.mkdir(exist_ok=True)
@@ -603,13 +634,16 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
     result_path, progress_path = workdir / "result.json", workdir / "progress.json"
     for stale in (result_path, progress_path, progress_path.with_suffix(".ack")):
         stale.unlink(missing_ok=True)
-    spec = {"algorithm": algorithm, "params": params, "n_devices": len(files),
-            "result_path": str(result_path), "progress_path": str(progress_path),
-            "round_timeout": round_timeout,
-            "pause_before": None if kill is None else {"exchange": kill["exchange"],
-                                                       "round": int(kill.get("round", 1))}}
-    (workdir / "spec.json").write_text(json.dumps(spec))
-    env = {**os.environ, "FLWR_HOME": str(home)}
+    spec_path = ""
+    if kill is not None:
+        spec_path = workdir / "spec.json"
+        spec_path.write_text(json.dumps({"progress_path": str(progress_path), "pause_before": {
+            "exchange": kill["exchange"], "round": int(kill.get("round", 1))}}))
+    # the ServerApp and ClientApp processes import the fedclust this launcher runs, whatever
+    # an editable install elsewhere points to
+    source = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "FLWR_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
     bin_dir = Path(sys.executable).parent
     relays: dict = {}
     started = time.perf_counter()
@@ -627,11 +661,10 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
                     "--port", str(free_port()),
                     "--node-config", f"data-path={_toml_string(path)} device-id={device}"],
                     log_path=workdir / f"supernode-{device}.log", env=env)
-            # a TOML file: the parameters' JSON does not survive the key=value form
             run_config = workdir / "run_config.toml"
-            run_config.write_text(f"algorithm = {_toml_string(algorithm)}\n"
-                                  f"params = {_toml_string(json.dumps(params))}\n"
-                                  f"spec = {_toml_string(workdir / 'spec.json')}\n")
+            run_config.write_text(run_config_toml(
+                algorithm, params, n_devices=len(files), result_path=result_path,
+                round_timeout=round_timeout, spec=spec_path))
             group.start("flwr-run", [str(bin_dir / "flwr"), "run", str(app), "fedclust-local",
                                      "--run-config", str(run_config), "--stream"],
                         log_path=workdir / "flwr-run.log", env=env)
@@ -754,3 +787,107 @@ def measurements(run: FlowerRun, fitted, *, algorithm: str) -> pd.DataFrame:
             f"{exchange['exchange']}-{exchange['round']}")
     add("devices_lost", len(result["lost_devices"]))
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------- command line
+#: Each algorithm's parameters in the demonstration runs (``random_state`` added per run).
+DEMO_PARAMS = {
+    "kfed": {"n_clusters": 4, "device_clusters": 2},
+    "fedkmeans": {"n_clusters": 4, "n_rounds": 3, "init": "uniform", "sample_fraction": 0.75},
+}
+
+
+#: Where the fault runs kill a SuperNode: k-FED before its one round (the local step),
+#: federated k-means before round 2 (after a round with every client).
+KILL_BEFORE = {"kfed": {"exchange": "local", "round": 1},
+               "fedkmeans": {"exchange": "round", "round": 2}}
+
+
+def demo_federation(n_devices: int, *, n_clusters: int = 4, rows_per_device: int = 100,
+                    n_features: int = 5, random_state=0):
+    """A Gaussian mixture of ``n_clusters`` well-separated clusters in which device ``z``
+    holds rows of clusters ``z`` and ``z + 1`` (mod ``n_clusters``): k-FED's structured
+    setting, two clusters per device. Returns ``X, devices``."""
+    rng = np.random.default_rng(random_state)
+    means = 8.0 * rng.standard_normal((n_clusters, n_features))
+    devices = np.repeat(np.arange(n_devices), rows_per_device)
+    cluster = (devices + rng.integers(0, 2, len(devices))) % n_clusters
+    return means[cluster] + rng.standard_normal((len(devices), n_features)), devices
+
+
+def run_and_measure(algorithm: str, *, n_devices: int, random_state: int = 0,
+                    params: dict | None = None, kill: dict | None = None,
+                    round_timeout: float = 60.0, workdir=None) -> pd.DataFrame:
+    """One demonstration run (:func:`demo_federation`, :data:`DEMO_PARAMS`) on Flower and
+    in process, measured (:func:`measurements`)."""
+    params = {**DEMO_PARAMS[algorithm], **(params or {}), "random_state": random_state}
+    X, devices = demo_federation(n_devices, random_state=random_state)
+    run = launch(algorithm, params, X, devices, kill=kill, round_timeout=round_timeout,
+                 workdir=workdir)
+    return measurements(run, fit_in_process(algorithm, params, X, devices),
+                        algorithm=algorithm)
+
+
+def main(argv=None) -> int:
+    """``python -m fedclust.runtime.flower run|write-app ...`` (``--help`` for each)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m fedclust.runtime.flower",
+                                     description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run algorithms on a SuperLink and N SuperNodes on "
+                              "this machine and write the measurements (one tidy CSV)")
+    run.add_argument("--algorithm", nargs="+", choices=sorted(ALGORITHMS),
+                     default=sorted(ALGORITHMS))
+    run.add_argument("--nodes", type=int, default=4, help="SuperNodes (devices), default 4")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--round-timeout", type=float, default=60.0)
+    run.add_argument("--kill-device", type=int, default=None,
+                     help="kill this device's SuperNode mid-fit (the fault run): before "
+                          "k-FED's round, before federated k-means' round 2")
+    run.add_argument("--out", required=True, help="the CSV to write")
+    run.add_argument("--workdir", default=None, help="keep partitions, app and logs here")
+    app = commands.add_parser("write-app", help="write the Flower app folder that `flwr run` "
+                              "submits to a SuperLink")
+    app.add_argument("directory")
+    split = commands.add_parser("partition", help="split a data set into one .npz per device "
+                                "(a SuperNode's data-path)")
+    split.add_argument("data", help=".npz with arrays X and devices (and w, optional)")
+    split.add_argument("directory")
+    args = parser.parse_args(argv)
+    if args.command == "write-app":
+        print(write_app(args.directory))
+        return 0
+    if args.command == "partition":
+        with np.load(args.data) as data:
+            missing = {"X", "devices"} - set(data.files)
+            if missing:
+                parser.error(f"{args.data} lacks the arrays {sorted(missing)} (it has "
+                             f"{sorted(data.files)})")
+            Path(args.directory).mkdir(parents=True, exist_ok=True)
+            files = write_partitions(data["X"], data["devices"],
+                                     data["w"] if "w" in data.files else None, args.directory)
+        for device, path in files:
+            print(f"device {device}: {path}")
+        return 0
+    if args.nodes < 1:
+        parser.error(f"--nodes must be >= 1; got {args.nodes}")
+    tables = []
+    for algorithm in args.algorithm:
+        kill = None if args.kill_device is None else \
+            {"device": args.kill_device, **KILL_BEFORE[algorithm]}
+        workdir = None if args.workdir is None else Path(args.workdir) / algorithm
+        tables.append(run_and_measure(algorithm, n_devices=args.nodes, random_state=args.seed,
+                                      kill=kill, round_timeout=args.round_timeout,
+                                      workdir=workdir))
+        print(f"{algorithm}: done", file=sys.stderr)
+    table = pd.concat(tables, ignore_index=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    print(f"wrote {out} ({len(table)} rows)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

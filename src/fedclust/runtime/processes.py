@@ -104,6 +104,9 @@ class ProcessGroup:
         # descendants by the marker in their environment
         for pid in self.stragglers():
             _signal(pid, signal.SIGKILL)
+        deadline = time.monotonic() + grace  # SIGKILL is delivered, not waited for
+        while self.stragglers() and time.monotonic() < deadline:
+            time.sleep(0.05)
         for log in self.logs:
             log.close()
 

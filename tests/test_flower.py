@@ -1,8 +1,10 @@
-"""k-FED and federated k-means as Flower apps on real processes (fedclust.runtime.flower).
+"""k-FED, federated k-means and LocalKMeans as Flower apps on real processes
+(fedclust.runtime.flower).
 
-Four runs on N = 4 SuperNodes, launched together in one module fixture (most of a run's time
+Five runs on N = 4 SuperNodes, launched together in one module fixture (most of a run's time
 is Flower's polling, so they overlap well on two cores): each algorithm with every device
-answering, and each with one SuperNode killed mid-fit. Skipped without the ``flower`` extra.
+answering, k-FED and federated k-means with one SuperNode killed mid-fit. Skipped without the
+``flower`` extra.
 """
 
 import json
@@ -31,6 +33,7 @@ KILLED = 2
 RUNS = {
     "kfed": ("kfed", None),
     "fedkmeans": ("fedkmeans", None),
+    "localkmeans": ("localkmeans", None),
     "kfed_killed": ("kfed", {"device": KILLED, "exchange": "local", "round": 1}),
     "fedkmeans_killed": ("fedkmeans", {"device": KILLED, "exchange": "round", "round": 2}),
 }
@@ -65,14 +68,16 @@ def runs(federation, tmp_path_factory):
     X, devices = federation
     before = _flower_processes()
     results, errors = {}, {}
+    # made here: pytest's numbered folders are not safe to make from several threads
+    workdirs = {name: tmp_path_factory.mktemp(name) for name in RUNS}
 
     def go(name):
         algorithm, kill = RUNS[name]
-        params = {**flower.DEMO_PARAMS[algorithm], "random_state": 0}
+        params = flower.demo_params(algorithm, X, random_state=0)
         try:
             run = flower.launch(algorithm, params, X, devices, kill=kill,
                                 round_timeout=ROUND_TIMEOUT, timeout=500,
-                                workdir=tmp_path_factory.mktemp(name))
+                                workdir=workdirs[name])
             fitted = flower.fit_in_process(algorithm, params, X, devices)
             results[name] = (run, fitted, flower.measurements(run, fitted,
                                                               algorithm=algorithm))
@@ -101,7 +106,7 @@ def _metric(table, metric):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["kfed", "fedkmeans"])
+@pytest.mark.parametrize("name", ["kfed", "fedkmeans", "localkmeans"])
 def test_flower_run_gives_the_in_process_centres_and_cost(runs, name):
     run, fitted, table = _run(runs, name)
     assert run.result["lost_devices"] == []
@@ -114,7 +119,7 @@ def test_flower_run_gives_the_in_process_centres_and_cost(runs, name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["kfed", "fedkmeans"])
+@pytest.mark.parametrize("name", ["kfed", "fedkmeans", "localkmeans"])
 def test_the_ledger_is_within_the_measured_payload_and_the_wire(runs, name):
     _, fitted, table = _run(runs, name)
     ledger = fitted.communication_.ledger()
@@ -203,11 +208,44 @@ def test_launch_refuses_an_unknown_algorithm_and_a_kill_of_no_device(federation)
         flower.launch("kfed", {}, X, devices, kill={"device": 99, "exchange": "local"})
 
 
+def test_local_lloyd_steps_on_each_machine_then_the_aggregate_is_local_kmeans():
+    """The LocalKMeans app's composition, in process: each machine alone (devices above the
+    kernel's 256-row block included) runs its steps, the server aggregates; fit's centres to
+    the last bits."""
+    from fedclust import LocalKMeans
+    from fedclust.algorithms.local_kmeans import local_lloyd_steps
+    from fedclust.rounds import aggregate_centers
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 5)) + np.repeat(5 * rng.normal(size=(3, 5)), 500, axis=0)
+    devices = rng.integers(0, 3, len(X))
+    init = X[rng.choice(len(X), 3, replace=False)]
+    fitted = LocalKMeans(3, local_steps=2, n_iter=5, init=init).fit(X, devices=devices)
+    fed = Federation.from_devices(X, devices)
+    centers = init
+    for steps in (2, 2, 1):
+        machines = [local_lloyd_steps(Federation.from_devices(
+            fed.device_data(z), np.zeros(fed.device_sizes[z], dtype=int)), centers, steps)
+            for z in range(fed.n_devices)]
+        centers, _ = aggregate_centers(np.array([m[0][0] for m in machines]),
+                                       np.array([m[1][0] for m in machines]), centers)
+    assert np.abs(centers - fitted.cluster_centers_).max() <= 1e-12
+
+
 def test_fedkmeans_app_refuses_mini_batches_and_seedings_it_cannot_reproduce():
     with pytest.raises(ValueError, match="batch_size=10"):
         flower._check_fedkmeans(flower.FederatedKMeans(batch_size=10))
     with pytest.raises(ValueError, match="init='greedy-k-means\\+\\+'"):
         flower._check_fedkmeans(flower.FederatedKMeans())
+
+
+def test_localkmeans_app_refuses_a_seeding_and_no_aggregation():
+    link = flower._Link(grid=None, timeout=1.0, spec={})
+    with pytest.raises(ValueError, match="init='k-means\\+\\+'"):
+        flower._serve_localkmeans(flower.LocalKMeans(), None, link)
+    with pytest.raises(ValueError, match="local_steps=None"):
+        flower._serve_localkmeans(flower.LocalKMeans(init=np.zeros((8, 2)), local_steps=None),
+                                  None, link)
 
 
 def test_partitions_hold_each_devices_rows_in_federation_order(tmp_path, federation):

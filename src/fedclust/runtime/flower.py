@@ -1,4 +1,4 @@
-"""k-FED and federated k-means as Flower apps (``flwr`` 1.42, the Message API).
+"""k-FED, federated k-means and LocalKMeans as Flower apps (``flwr`` 1.42, the Message API).
 
 The apps call the estimators' own steps, so there is one copy of every algorithm:
 
@@ -12,6 +12,14 @@ The apps call the estimators' own steps, so there is one copy of every algorithm
   sampling). Every round the server samples clients as ``fit`` does and sends them the
   centroids; each runs ``FederatedKMeans._client_kmeans`` on its rows and sends its centroids
   and cluster sizes up; the server runs ``FederatedKMeans._server_step``.
+* LocalKMeans (:class:`~fedclust.LocalKMeans`, ``n_iter`` local Lloyd steps, aggregated every
+  ``local_steps``). Every aggregation the server sends the global centres; each machine runs
+  :func:`~fedclust.algorithms.local_kmeans.local_lloyd_steps` (the shared kernel's pass, once
+  per step, as ``fit`` runs them) and sends its centres and cluster weights up; the server
+  takes their size-weighted aggregate (:func:`fedclust.rounds.aggregate_centers`), as ``fit``
+  does. Devices above the kernel's block of 256 rows may differ from ``fit`` in the last bits:
+  the federation-wide pass splits a device's sums over its threads' tasks, a device alone
+  over its own (about 1e-15 measured).
 
 The server draws from the generator ``fit`` would use (:func:`fedclust._validation.fit_rng`),
 in the same order, so a run with every device answering gives the in-process fit's centres.
@@ -53,17 +61,21 @@ except ImportError as error:  # pragma: no cover - the extra is optional
 from .._validation import fit_rng
 from ..algorithms.federated_kmeans import FederatedKMeans, _bounds
 from ..algorithms.kfed import KFed, LocalDraws, awasthi_sheffet, local_draws, seeded_clusters
+from ..algorithms.local_kmeans import LocalKMeans, local_lloyd_steps
 from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
-from ..rounds import round_history, sample_participants
+from ..rounds import aggregate_centers, round_history, sample_participants
 
 __all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
-           "fit_in_process", "launch", "measurements", "run_and_measure", "run_config_toml",
-           "server_app", "write_app", "write_partitions"]
+           "demo_params", "fit_in_process", "launch", "measurements", "run_and_measure",
+           "run_config_toml", "server_app", "write_app", "write_partitions"]
 
 #: The estimators that run as Flower apps, by the name the run config gives.
-ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans}
+ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans, "localkmeans": LocalKMeans}
+
+#: Exchanges of control records only (the device sizes; the final centres and costs).
+CONTROL_EXCHANGES = ("describe", "evaluate")
 
 #: Records that carry what the simulator knows without a message (not in the ledger): each
 #: device's size once, the final centres down and the cost up.
@@ -71,7 +83,7 @@ CONTROL_RECORDS = ("describe", "evaluate")
 
 #: Records whose bytes the ledger counts (its message kinds).
 LEDGER_RECORDS = ("local_centers", "local_sizes", "cluster_ids", "centers", "client_centers",
-                  "client_counts", "feature_range", "client_sizes")
+                  "client_counts", "feature_range", "client_sizes", "local_counts")
 
 _APP_MODULE = "fedclust_flower_app"
 
@@ -87,7 +99,7 @@ def payload_bytes(content: RecordDict) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------- client side
-def _partition(context: Context):
+def _device_rows(context: Context):
     """This SuperNode's rows (and weights), from the file its node config names."""
     path = context.node_config.get("data-path")
     if not path:
@@ -113,7 +125,7 @@ client_app = ClientApp(mods=[message_size_mod])
 
 @client_app.query()
 def _describe(msg: Message, context: Context) -> Message:
-    X, w = _partition(context)
+    X, w = _device_rows(context)
     drawable = len(X) if w is None else int((w > 0).sum())
     total = float(len(X) if w is None else w.sum())
     return Message(RecordDict({"describe": ConfigRecord({
@@ -125,7 +137,7 @@ def _describe(msg: Message, context: Context) -> Message:
 @client_app.train()
 def _train(msg: Message, context: Context) -> Message:
     step = str(msg.content["config"]["step"])
-    X, w = _partition(context)
+    X, w = _device_rows(context)
     est = _estimator(context)
     if step == "kfed.local":
         content = _kfed_local(est, X, w, msg.content, context)
@@ -136,6 +148,8 @@ def _train(msg: Message, context: Context) -> Message:
             "low": _array(X.min(axis=0)), "high": _array(X.max(axis=0))})})
     elif step == "fedkmeans.round":
         content = _fedkmeans_round(est, X, w, msg.content)
+    elif step == "localkmeans.round":
+        content = _localkmeans_round(X, w, msg.content)
     else:
         raise ValueError(f"unknown step {step!r}")
     return Message(content, reply_to=msg)
@@ -143,8 +157,9 @@ def _train(msg: Message, context: Context) -> Message:
 
 @client_app.evaluate()
 def _evaluate(msg: Message, context: Context) -> Message:
-    X, w = _partition(context)
-    centers = msg.content["evaluate"]["centers"].numpy().astype(X.dtype, copy=False)
+    X, w = _device_rows(context)
+    record = "evaluate" if "evaluate" in msg.content.array_records else "centers"
+    centers = msg.content[record]["centers"].numpy().astype(X.dtype, copy=False)
     return Message(_cost_record(kmeans_cost(X, centers, sample_weight=w)), reply_to=msg)
 
 
@@ -203,6 +218,16 @@ def _fedkmeans_round(est: FederatedKMeans, X, w, content: RecordDict) -> RecordD
     counts = sizes[0] if w is not None else sizes[0].astype(np.int64)
     return RecordDict({"client_centers": ArrayRecord({"centers": _array(own[0])}),
                        "client_counts": ArrayRecord({"counts": _array(counts)})})
+
+
+def _localkmeans_round(X, w, content: RecordDict) -> RecordDict:
+    """``n_steps`` local Lloyd steps on this machine's rows from the global centres."""
+    centers = content["centers"]["centers"].numpy()
+    machine_centers, totals = local_lloyd_steps(_one_device(X, w), centers,
+                                                int(content["config"]["n_steps"]))
+    counts = totals[0] if w is not None else totals[0].astype(np.int64)
+    return RecordDict({"local_centers": ArrayRecord({"centers": _array(machine_centers[0])}),
+                       "local_counts": ArrayRecord({"counts": _array(counts)})})
 
 
 # ---------------------------------------------------------------------------- server side
@@ -404,7 +429,7 @@ def _serve_fedkmeans(est: FederatedKMeans, rng, link: _Link) -> dict:
         low = np.min([a["feature_range"]["low"].numpy() for a in answers.values()], axis=0)
         high = np.max([a["feature_range"]["high"].numpy() for a in answers.values()], axis=0)
         low, high = low.astype(np.float64), high.astype(np.float64)
-    centers = low + (high - low) * rng.random((k, d)) if uniform else np.asarray(est.init)
+    centers = low + (high - low) * rng.random((k, d)) if uniform else _given_centers(est, devices)
     all_rows = float(sum(dev.weight_total for dev in devices))
     state = est._server_state(centers, low, high, all_rows)
     T = est.n_rounds
@@ -429,7 +454,48 @@ def _serve_fedkmeans(est: FederatedKMeans, rng, link: _Link) -> dict:
             "history": {key: value.tolist() for key, value in history.items()}}
 
 
-_SERVERS = {"kfed": _serve_kfed, "fedkmeans": _serve_fedkmeans}
+def _given_centers(est, devices) -> np.ndarray:
+    """``init`` as an array (the data's dtype, as ``initial_centers`` casts it)."""
+    centers = np.asarray(est.init, dtype=f"f{devices[0].itemsize}")
+    shape = (est.n_clusters, devices[0].n_features)
+    if centers.shape != shape:
+        raise ValueError(f"init array must have shape {shape}; got {centers.shape}")
+    return centers.copy()
+
+
+def _serve_localkmeans(est: LocalKMeans, rng, link: _Link) -> dict:
+    if isinstance(est.init, str):
+        raise ValueError(f"init={est.init!r}: the Flower app starts LocalKMeans from given "
+                         f"centres (an array); LocalKMeans++ is not ported to it")
+    if est.local_steps is None:
+        raise ValueError("local_steps=None (no aggregation) sends nothing: nothing to run on "
+                         "Flower")
+    devices = link.devices
+    L, T = est.local_steps, est.n_iter
+    global_centers = _given_centers(est, devices)
+    # one exchange per aggregation: L local steps from the global centres (fewer in a last,
+    # partial period: fit's final upload), then the size-weighted aggregate
+    for r, first in enumerate(range(0, T, L), start=1):
+        steps = min(L, T - first)
+        answers = link.exchange("round", {dev.position: RecordDict({
+            "config": _config("localkmeans.round", n_steps=steps),
+            "centers": ArrayRecord({"centers": _array(global_centers)})})
+            for dev in devices if dev.position not in link.lost}, "train", round_=r)
+        if not answers:
+            continue  # no machine answered: the centres stay
+        machines = sorted(answers)
+        machine_centers = np.array([answers[p]["local_centers"]["centers"].numpy()
+                                    for p in machines])
+        totals = np.array([answers[p]["local_counts"]["counts"].numpy() for p in machines],
+                          dtype=np.float64)
+        global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
+    # the final broadcast (fit books it when T is a multiple of L) is the evaluate exchange
+    return {"centers": global_centers, "n_iter": T, "final_record": "centers"
+            if T % L == 0 else "evaluate"}
+
+
+_SERVERS = {"kfed": _serve_kfed, "fedkmeans": _serve_fedkmeans,
+            "localkmeans": _serve_localkmeans}
 
 server_app = ServerApp()
 
@@ -453,9 +519,10 @@ def _main(grid: Grid, context: Context) -> None:
         result.update(_SERVERS[algorithm](est, fit_rng(est.random_state), link))
         centers = np.asarray(result["centers"]).astype(f"f{devices[0].itemsize}", copy=False)
         costs = result.pop("costs", None)
+        record = result.pop("final_record", "evaluate")
         if costs is None:  # the final centres down, each device's k-means cost up
             costs = link.exchange("evaluate", {dev.position: RecordDict({
-                "evaluate": ArrayRecord({"centers": _array(centers)})}) for dev in devices
+                record: ArrayRecord({"centers": _array(centers)})}) for dev in devices
                 if dev.position not in link.lost}, "evaluate")
         result["centers"] = centers.tolist()
         result["cost"] = float(sum(a["evaluate"]["cost"] for a in costs.values()))
@@ -577,6 +644,29 @@ def run_config_toml(algorithm: str, params: dict, *, n_devices: int, result_path
             f"spec = {_toml_string(spec)}\n")
 
 
+def _start_listening(group, commands: dict, logs: dict, env, *, ports=None, tries=3) -> dict:
+    """Start ``commands[name](port)`` for every name, all at once, then wait until each
+    listens on its port (a free one unless ``ports`` names it); one that exits first, having
+    lost its port to another process, is started again on a new port. Returns the ports."""
+    from .processes import free_port, wait_for_port
+
+    ports = {name: (ports or {}).get(name) or free_port() for name in commands}
+    for name, command in commands.items():
+        group.start(name, command(ports[name]), log_path=logs[name], env=env)
+    for name, command in commands.items():
+        for attempt in range(1, tries + 1):
+            try:
+                wait_for_port(ports[name], timeout=90, process=group.processes[name],
+                              name=name)
+                break
+            except RuntimeError:
+                if attempt == tries:
+                    raise
+                ports[name] = free_port()
+                group.start(name, command(ports[name]), log_path=logs[name], env=env)
+    return ports
+
+
 def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, workdir=None,
            round_timeout: float = 60.0, kill: dict | None = None,
            timeout: float = 600.0) -> FlowerRun:
@@ -617,7 +707,7 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}; got {algorithm!r}")
-    from .processes import CountingRelay, ProcessGroup, free_port, wait_for_port
+    from .processes import CountingRelay, ProcessGroup
 
     if kill is not None and kill.get("device") not in set(np.unique(devices).tolist()):
         raise ValueError(f"kill names device {kill.get('device')!r}, not one of the devices")
@@ -627,10 +717,6 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
     app = write_app(workdir / "app")
     home = workdir / "flwr-home"
     home.mkdir(exist_ok=True)
-    port = free_port()
-    (home / "config.toml").write_text(
-        f'[superlink]\ndefault = "fedclust-local"\n\n[superlink.fedclust-local]\n'
-        f'address = "127.0.0.1:{port}"\ninsecure = true\n')
     result_path, progress_path = workdir / "result.json", workdir / "progress.json"
     for stale in (result_path, progress_path, progress_path.with_suffix(".ack")):
         stale.unlink(missing_ok=True)
@@ -649,18 +735,22 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
     started = time.perf_counter()
     with ProcessGroup() as group:
         try:
-            link = group.start("superlink", [str(bin_dir / "flower-superlink"), "--insecure",
-                                             "--port", str(port)],
-                               log_path=workdir / "superlink.log", env=env)
-            wait_for_port(port, timeout=60, process=link, name="flower-superlink")
+            port = _start_listening(group, {"superlink": lambda p: [
+                str(bin_dir / "flower-superlink"), "--insecure", "--port", str(p)]},
+                {"superlink": workdir / "superlink.log"}, env)["superlink"]
+            # where `flwr run` finds the SuperLink (FLWR_HOME is this run's)
+            (home / "config.toml").write_text(
+                f'[superlink]\ndefault = "fedclust-local"\n\n[superlink.fedclust-local]\n'
+                f'address = "127.0.0.1:{port}"\ninsecure = true\n')
+            commands, logs = {}, {}
             for device, path in files:
                 relays[device] = CountingRelay(("127.0.0.1", port))
-                group.start(f"supernode-{device}", [
+                commands[f"supernode-{device}"] = lambda p, d=device, f=path: [
                     str(bin_dir / "flower-supernode"), "--insecure",
-                    "--superlink", f"127.0.0.1:{relays[device].port}",
-                    "--port", str(free_port()),
-                    "--node-config", f"data-path={_toml_string(path)} device-id={device}"],
-                    log_path=workdir / f"supernode-{device}.log", env=env)
+                    "--superlink", f"127.0.0.1:{relays[d].port}", "--port", str(p),
+                    "--node-config", f"data-path={_toml_string(f)} device-id={d}"]
+                logs[f"supernode-{device}"] = workdir / f"supernode-{device}.log"
+            _start_listening(group, commands, logs, env)
             run_config = workdir / "run_config.toml"
             run_config.write_text(run_config_toml(
                 algorithm, params, n_devices=len(files), result_path=result_path,
@@ -722,8 +812,9 @@ def measurements(run: FlowerRun, fitted, *, algorithm: str) -> pd.DataFrame:
     (a counting relay between each SuperNode and the SuperLink: every byte of its TCP
     streams, HTTP framing, polling and heartbeats included): ``wire_bytes`` (``_up``,
     ``_down``), ``wire_connections`` and ``wire_over_payload`` (over payload and control
-    bytes); ``wall_s`` (launch to stop), ``server_wall_s``, ``rounds`` and
-    ``wall_s_per_round`` (the algorithm's exchanges), ``devices_lost``.
+    bytes); ``wall_s`` (launch to stop), ``server_wall_s``, ``exchanges`` (the algorithm's
+    message exchanges) and ``wall_s_per_round`` (their wall time over the ledger's rounds),
+    ``devices_lost``.
     """
     result = run.result
     messages = pd.DataFrame(result["messages"], columns=["exchange", "round", "device",
@@ -777,11 +868,12 @@ def measurements(run: FlowerRun, fitted, *, algorithm: str) -> pd.DataFrame:
         add("wire_bytes_up", wire["bytes_up"], "device", wire["device"])
         add("wire_bytes_down", wire["bytes_down"], "device", wire["device"])
         add("wire_connections", wire["connections"], "device", wire["device"])
-    rounds = [e for e in result["exchanges"] if e["exchange"] not in ("describe", "evaluate")]
+    algorithmic = [e for e in result["exchanges"] if e["exchange"] not in CONTROL_EXCHANGES]
     add("wall_s", run.wall_s)
     add("server_wall_s", result["wall_s"])
-    add("rounds", len(rounds))
-    add("wall_s_per_round", np.mean([e["wall_s"] for e in rounds]) if rounds else np.nan)
+    add("exchanges", len(algorithmic))
+    # a round as the ledger counts them (k-FED's one round is two exchanges: up, then down)
+    add("wall_s_per_round", sum(e["wall_s"] for e in algorithmic) / max(ledger["rounds"], 1))
     for exchange in result["exchanges"]:
         add("wall_s", exchange["wall_s"], "exchange",
             f"{exchange['exchange']}-{exchange['round']}")
@@ -794,13 +886,15 @@ def measurements(run: FlowerRun, fitted, *, algorithm: str) -> pd.DataFrame:
 DEMO_PARAMS = {
     "kfed": {"n_clusters": 4, "device_clusters": 2},
     "fedkmeans": {"n_clusters": 4, "n_rounds": 3, "init": "uniform", "sample_fraction": 0.75},
+    "localkmeans": {"n_clusters": 4, "local_steps": 2, "n_iter": 6},
 }
 
 
 #: Where the fault runs kill a SuperNode: k-FED before its one round (the local step),
 #: federated k-means before round 2 (after a round with every client).
 KILL_BEFORE = {"kfed": {"exchange": "local", "round": 1},
-               "fedkmeans": {"exchange": "round", "round": 2}}
+               "fedkmeans": {"exchange": "round", "round": 2},
+               "localkmeans": {"exchange": "round", "round": 2}}
 
 
 def demo_federation(n_devices: int, *, n_clusters: int = 4, rows_per_device: int = 100,
@@ -815,13 +909,24 @@ def demo_federation(n_devices: int, *, n_clusters: int = 4, rows_per_device: int
     return means[cluster] + rng.standard_normal((len(devices), n_features)), devices
 
 
+def demo_params(algorithm: str, X, *, random_state: int = 0) -> dict:
+    """:data:`DEMO_PARAMS` of ``algorithm`` with ``random_state``; LocalKMeans starts from
+    ``n_clusters`` rows of ``X`` drawn at random (the app takes given centres)."""
+    params = {**DEMO_PARAMS[algorithm], "random_state": random_state}
+    if algorithm == "localkmeans":
+        rows = np.random.default_rng(random_state).choice(len(X), params["n_clusters"],
+                                                          replace=False)
+        params["init"] = np.asarray(X)[rows].tolist()
+    return params
+
+
 def run_and_measure(algorithm: str, *, n_devices: int, random_state: int = 0,
                     params: dict | None = None, kill: dict | None = None,
                     round_timeout: float = 60.0, workdir=None) -> pd.DataFrame:
     """One demonstration run (:func:`demo_federation`, :data:`DEMO_PARAMS`) on Flower and
     in process, measured (:func:`measurements`)."""
-    params = {**DEMO_PARAMS[algorithm], **(params or {}), "random_state": random_state}
     X, devices = demo_federation(n_devices, random_state=random_state)
+    params = {**demo_params(algorithm, X, random_state=random_state), **(params or {})}
     run = launch(algorithm, params, X, devices, kill=kill, round_timeout=round_timeout,
                  workdir=workdir)
     return measurements(run, fit_in_process(algorithm, params, X, devices),

@@ -8,6 +8,7 @@ start a SuperLink and SuperNodes and to count the bytes each SuperNode's connect
 from __future__ import annotations
 
 import os
+import random
 import selectors
 import signal
 import socket
@@ -21,8 +22,28 @@ from pathlib import Path
 __all__ = ["free_port", "wait_for_port", "ProcessGroup", "CountingRelay"]
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on now (the kernel's choice for port 0)."""
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+def free_port(host: str = "127.0.0.1", *, rng: random.Random | None = None) -> int:
+    """A TCP port nothing listens on now, drawn below the kernel's ephemeral range: a port
+    the kernel hands out (port 0) can be taken by the next outgoing connection before the
+    server that was meant to bind it starts (seen with ten SuperNodes polling)."""
+    rng = rng or random.Random()
+    low, _ = _ephemeral_range()
+    for _ in range(200):
+        port = rng.randrange(10000, max(low, 10001))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
@@ -61,12 +82,16 @@ class ProcessGroup:
     marker: str = field(default_factory=lambda: f"fedclust-{uuid.uuid4().hex}")
 
     def start(self, name: str, args: list, *, log_path, env=None) -> subprocess.Popen:
-        """Start ``args`` in a new session (its own process group), output to ``log_path``."""
-        log = open(log_path, "wb")  # noqa: SIM115 (closed in stop_all)
+        """Start ``args`` in a new session (its own process group), output to ``log_path``;
+        a name started again (a restart) names the new process, the old one is still
+        stopped by :meth:`stop_all`."""
+        log = open(log_path, "ab")  # noqa: SIM115 (closed in stop_all; a restart appends)
         self.logs.append(log)
         env = {**(os.environ if env is None else env), _MARKER: self.marker}
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
+        if name in self.processes:  # a restart: keep stopping the first one too
+            self.processes[f"{name}#{process.pid}"] = self.processes.pop(name)
         self.processes[name] = process
         return process
 

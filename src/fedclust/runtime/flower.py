@@ -172,6 +172,8 @@ def _kfed_local(est: KFed, X, w, content: RecordDict, context: Context) -> Recor
         draws = LocalDraws(seeded=np.array([int(config["seeded"])]),
                            start=arrays["start"].numpy() if "start" in arrays else None,
                            uniforms=arrays["uniforms"].numpy())
+    elif int(config["seeded"]) > 0:  # drawing here would not be the fit's draws
+        raise ValueError("the server sent no draws for a device that seeds its clusters")
     federation = _one_device(X, w)
     local = awasthi_sheffet(federation, np.array([int(config["k_prime"])]), draws=draws,
                             proximity_ratio=est.proximity_ratio,
@@ -196,7 +198,9 @@ def _kfed_ids(content: RecordDict, context: Context, X, w) -> RecordDict:
     ids = content["cluster_ids"]["ids"].numpy()
     kept = context.state["kfed"]
     slots, labels = kept["slots"].numpy(), kept["labels"].numpy()
-    global_of_slot = np.full(int(slots.max()) + 1 if len(slots) else 1, -1, dtype=np.int64)
+    # -1: a slot that formed no cluster (its rows, of weight 0, take the nearest centre)
+    global_of_slot = np.full(max(int(labels.max(initial=-1)), int(slots.max(initial=-1))) + 1,
+                             -1, dtype=np.int64)
     global_of_slot[slots] = ids
     induced = global_of_slot[labels]
     centers = content["evaluate"]["centers"].numpy().astype(X.dtype, copy=False)

@@ -72,6 +72,7 @@ include: "workflow/rules/localkmeans.smk"
 include: "workflow/rules/coreset.smk"
 include: "workflow/rules/fedkmeans.smk"
 include: "workflow/rules/comparison.smk"
+include: "workflow/rules/runtime.smk"
 include: "workflow/rules/report.smk"
 
 

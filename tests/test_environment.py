@@ -71,3 +71,28 @@ def test_the_lock_pins_every_requirement_at_its_version_with_a_hash():
         assert locked.get(key, "").split("+")[0] == version, (name, version, locked.get(key))
     assert len(locked) > len(pins_from_requirements())   # the transitive ones too
 
+
+
+def test_the_flower_lock_adds_packages_on_top_of_the_base_lock():
+    """requirements-flower.lock (python .ci/lock.py --extra flower) pins pyproject.toml's
+    flower extra with hashes and only packages requirements.lock does not hold, so that
+    installing it after the base lock changes no pinned version."""
+    import tomllib
+
+    def locked(path):
+        pins = {}
+        for line in path.read_text().splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            name, version, _ = re.fullmatch(
+                r"([A-Za-z0-9_.\-]+)==(\S+) --hash=sha256:([0-9a-f]{64})", line).groups()
+            pins[re.sub(r"[-_.]+", "-", name.lower())] = version
+        return pins
+
+    base, flower = locked(REPO / "requirements.lock"), locked(REPO / "requirements-flower.lock")
+    assert not set(base) & set(flower)
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["flower"]
+    for spec in extra:
+        name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", spec).groups()
+        assert flower[re.sub(r"[-_.]+", "-", name.lower())] == version

@@ -43,7 +43,7 @@ from .lloyd import _FASTMATH, squared_norms
 
 __all__ = ["kmeans_plusplus", "kmeans_plusplus_by_device", "distributed_kmeans_plusplus",
            "distributed_greedy_kmeans_plusplus", "distributed_random_init", "greedy_trials",
-           "initial_centers", "SEEDINGS"]
+           "greedy_uniforms", "initial_centers", "SEEDINGS"]
 
 
 def _positive(weights, n: int) -> np.ndarray | None:
@@ -228,8 +228,28 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
             closest[:] = trial_d2[best]
 
 
+def _greedy_trials(n_clusters: np.ndarray) -> np.ndarray:
+    """Candidates per draw of greedy k-means++ (scikit-learn's ``2 + floor(ln k)``)."""
+    return 2 + np.floor(np.log(np.maximum(n_clusters, 1))).astype(np.int64)
+
+
+def greedy_uniforms(n_clusters, random_state=None) -> np.ndarray:
+    """The uniforms :func:`kmeans_plusplus_by_device` draws, drawn as it draws them: shape
+    ``(n_devices, max(max(n_clusters), 1), max trials)``, in ``(0, 1]``. Row ``z`` is device
+    ``z``'s; drawn apart, they let a device that holds only its own rows (a real deployment)
+    seed as the whole federation's call would have."""
+    n_clusters = np.asarray(n_clusters, dtype=np.int64).reshape(-1)
+    Z = len(n_clusters)
+    rng = check_random_state(random_state)
+    k_max = int(n_clusters.max()) if Z else 0
+    # 1 - U lies in (0, 1]: a draw never lands on a leading row of zero mass
+    return 1.0 - rng.random((Z, max(k_max, 1), int(_greedy_trials(n_clusters).max())
+                             if Z else 1))
+
+
 def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=None,
-                              points=None, random_state=None, power: int = 2) -> np.ndarray:
+                              points=None, random_state=None, power: int = 2,
+                              uniforms: np.ndarray | None = None) -> np.ndarray:
     """Greedy k-means++ seeding run on every device on its own rows, all devices at once.
 
     Each device draws its first center with probability proportional to the row weight and
@@ -254,6 +274,8 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
     random_state : int, Generator or None
     power : {1, 2}, default=2
         The exponent of ``D`` in the draws and the potential: 2 k-means++, 1 k-median.
+    uniforms : ndarray of shape (n_devices, >= max(n_clusters), >= trials), optional
+        The draws (:func:`greedy_uniforms`) instead of new ones; ``random_state`` is unused.
 
     Returns
     -------
@@ -281,11 +303,14 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
         z = too_many[0]
         raise ValueError(f"n_clusters={n_clusters[z]} on device {federation.device_ids[z]} "
                          f"exceeds its {drawable[z]} rows of positive weight")
-    n_trials = 2 + np.floor(np.log(np.maximum(n_clusters, 1))).astype(np.int64)
-    rng = check_random_state(random_state)
+    n_trials = _greedy_trials(n_clusters)
     k_max = int(n_clusters.max()) if Z else 0
-    # 1 - U lies in (0, 1]: a draw never lands on a leading row of zero mass
-    uniforms = 1.0 - rng.random((Z, max(k_max, 1), int(n_trials.max()) if Z else 1))
+    if uniforms is None:
+        uniforms = greedy_uniforms(n_clusters, random_state)
+    elif uniforms.ndim != 3 or uniforms.shape[0] != Z or uniforms.shape[1] < k_max \
+            or (Z and uniforms.shape[2] < n_trials.max()):
+        raise ValueError(f"uniforms must have shape ({Z}, >= {k_max}, >= "
+                         f"{int(n_trials.max()) if Z else 1}); got {uniforms.shape}")
     rows = np.full((Z, k_max), -1, dtype=np.int64)
     # float32 stays float32: the kernel reads it into float64 device by device
     X = np.asarray(federation.X if points is None else points)

@@ -26,7 +26,7 @@ from ._validation import check_random_state
 from .federation import Federation
 from .lloyd import _DIRECT_MAX_K, _direct_dots, _single_threaded_blas
 
-__all__ = ["DeviceSubspaces", "top_subspaces_by_device"]
+__all__ = ["DeviceSubspaces", "gaussian_start", "top_subspaces_by_device"]
 
 # Gram matrices up to this size are diagonalized exactly (eigh is then cheaper than iterating)
 _EXACT_DIM = 64
@@ -166,8 +166,19 @@ class DeviceSubspaces:
     projected: np.ndarray
 
 
+def gaussian_start(n_features: int, ranks, random_state=None, *,
+                   oversample: int = 10) -> np.ndarray:
+    """The shared Gaussian start of :func:`top_subspaces_by_device`'s subspace iteration,
+    drawn as that function draws it: ``(n_features, max(ranks) + oversample)`` standard
+    normals. Drawn apart, it lets a device that holds only its own rows (a real deployment)
+    use the start the whole federation's call would have drawn."""
+    rng = check_random_state(random_state)
+    return rng.standard_normal((n_features, int(np.max(ranks)) + oversample))
+
+
 def top_subspaces_by_device(federation: Federation, ranks, *, weights=None, random_state=None,
-                            oversample: int = 10, n_power_iter: int = -1) -> DeviceSubspaces:
+                            oversample: int = 10, n_power_iter: int = -1,
+                            start: np.ndarray | None = None) -> DeviceSubspaces:
     """Top-``ranks[z]`` right singular subspace of every device's data matrix.
 
     Parameters
@@ -184,6 +195,10 @@ def top_subspaces_by_device(federation: Federation, ranks, *, weights=None, rand
         Extra columns and power steps of the subspace iteration; ``n_power_iter=-1`` chooses
         as scikit-learn's ``randomized_svd`` does (7 when the rank is below a tenth of the
         device matrix's smaller side, else 4).
+    start : ndarray of shape (n_features, max(ranks) + oversample), optional
+        The Gaussian start (:func:`gaussian_start`) instead of a new draw: ``random_state``
+        and ``oversample`` are then unused (the columns beyond ``max(ranks)`` are the
+        oversampling).
 
     Returns
     -------
@@ -202,8 +217,11 @@ def top_subspaces_by_device(federation: Federation, ranks, *, weights=None, rand
     Z, d = federation.n_devices, federation.n_features
     ranks = np.broadcast_to(np.asarray(ranks, dtype=np.int64), (Z,)).copy()
     width = int(min(d, ranks.max())) if Z else 0
-    rng = check_random_state(random_state)
-    omega = rng.standard_normal((d, int(ranks.max()) + oversample))
+    omega = gaussian_start(d, ranks, random_state, oversample=oversample) if start is None \
+        else np.asarray(start, dtype=np.float64)
+    if omega.shape[0] != d or omega.shape[1] < ranks.max():
+        raise ValueError(f"start must have shape ({d}, >= {int(ranks.max())}); got "
+                         f"{omega.shape}")
     bases = np.zeros((Z, d, width))
     projected = np.zeros((federation.n_samples, width))
     sqrt_w = np.empty(0) if weights is None else np.sqrt(np.maximum(weights, 0.0))

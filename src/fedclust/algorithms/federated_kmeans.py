@@ -58,6 +58,7 @@ random start, with the same reassignment rule (the authors' central ``KMeans``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
@@ -240,54 +241,74 @@ class FederatedKMeans(FederatedClusteringMixin):
             centers = low + (high - low) * rng.random((k, d))
         else:
             centers = initial_centers(self.init, federation, k, rng, comm)
-        centers = np.asarray(centers, dtype=np.float64)
-        all_rows = float(federation.row_weights.sum())
-        mu = self.server_momentum or 0.0
-        velocity = np.zeros_like(centers)
-        below = np.zeros(k, dtype=np.int64)
+        state = self._server_state(centers, low, high, float(federation.row_weights.sum()))
         T = self.n_rounds
         history = round_history(T, points=float, clusters_seen=np.int64, reassigned=np.int64)
         history["aggregated"][:] = True  # every round ends with the server's Gamma*
         counts = {"ints": k} if w is None else {"floats": k}
         x_sq = squared_norms(X) if callback is not None else None
-        self._report(callback, 0, centers, federation, x_sq, None)
+        self._report(callback, 0, state.centers, federation, x_sq, None)
 
         for t in range(1, T + 1):
             sampled = sample_participants(Z, self.sample_fraction, rng)
             comm.send("centers", SERVER, sampled, floats=k * d)
-            sizes, client_centers = self._client_kmeans(federation, sampled, centers, rng)
+            sizes, client_centers = self._client_kmeans(federation, sampled, state.centers, rng)
             comm.send("client_centers", sampled, SERVER, floats=k * d)
             comm.send("client_counts", sampled, SERVER, **counts)
             comm.add_rounds(1)
-            # Gamma* cluster by cluster; a cluster no sampled client saw keeps its centroid
-            target, totals = aggregate_centers(client_centers, sizes, centers)
-            seen = totals > 0
-            step = self.server_lr * (target - centers)
-            if self.server_momentum_style == "ema":
-                velocity[seen] = mu * velocity[seen] + (1 - mu) * step[seen]
-            else:
-                velocity[seen] = mu * velocity[seen] + step[seen]
-            centers[seen] += velocity[seen]
-            history["participants"][t - 1] = len(sampled)
-            history["points"][t - 1] = totals.sum()
-            history["clusters_seen"][t - 1] = seen.sum()
-            if reassigning:
-                basis = all_rows if reassigning_on_all else float(totals.sum())
-                below = np.where(totals < self.reassign_fraction * basis, below + 1, 0)
-                redo = below >= self.reassign_after
-                if redo.any():
-                    centers[redo] = low + (high - low) * rng.random((int(redo.sum()), d))
-                    velocity[redo] = 0.0
-                    below[redo] = 0
-                    history["reassigned"][t - 1] = redo.sum()
-            self._report(callback, t, centers, federation, x_sq, sampled)
+            self._server_step(state, sizes, client_centers, rng, history, t)
+            self._report(callback, t, state.centers, federation, x_sq, sampled)
 
+        centers = state.centers
         self.cluster_centers_ = centers.astype(X.dtype, copy=False)
         self.labels_ = federation.to_original_order(assign(X, self.cluster_centers_)[0])
         self.n_iter_ = T
         self.n_participants_ = n_participants(Z, self.sample_fraction)
         self.n_reassigned_ = int(history["reassigned"].sum())
         self.history_ = history
+
+    def _server_state(self, centers, low, high, all_rows) -> _ServerState:
+        """The server's state before round 1: the initial centroids (float64), no velocity,
+        no starved rounds; the box re-initializations draw from and every client's rows in
+        all (``all_rows``, the paper's reassignment basis)."""
+        centers = np.array(centers, dtype=np.float64)
+        return _ServerState(centers=centers, velocity=np.zeros_like(centers),
+                            below=np.zeros(self.n_clusters, dtype=np.int64), low=low,
+                            high=high, all_rows=all_rows)
+
+    def _server_step(self, state, sizes, client_centers, rng, history, t):
+        """Algorithm 1's server update of round ``t`` from the clients that answered:
+        ``Gamma*`` cluster by cluster (a cluster no client saw keeps its centroid), the step
+        with rate and momentum, and the reassignment of starved clusters; ``state`` and row
+        ``t - 1`` of ``history`` are updated in place.
+
+        The step a deployment's server runs (:mod:`fedclust.runtime.flower`) as ``fit`` does,
+        with the clients' last-epoch cluster sizes ``(m, K)`` and centroids ``(m, K, d)`` in
+        the order of the sampled clients."""
+        centers, velocity = state.centers, state.velocity
+        target, totals = aggregate_centers(client_centers, sizes, centers)
+        seen = totals > 0
+        step = self.server_lr * (target - centers)
+        mu = self.server_momentum or 0.0
+        if self.server_momentum_style == "ema":
+            velocity[seen] = mu * velocity[seen] + (1 - mu) * step[seen]
+        else:
+            velocity[seen] = mu * velocity[seen] + step[seen]
+        centers[seen] += velocity[seen]
+        history["participants"][t - 1] = len(sizes)
+        history["points"][t - 1] = totals.sum()
+        history["clusters_seen"][t - 1] = seen.sum()
+        if self.reassign_after is not None:
+            basis = state.all_rows if self.reassign_basis == "all" else float(totals.sum())
+            state.below = np.where(totals < self.reassign_fraction * basis, state.below + 1, 0)
+            redo = state.below >= self.reassign_after
+            if redo.any():
+                low, high = state.low, state.high
+                centers[redo] = low + (high - low) * rng.random((int(redo.sum()),
+                                                                  centers.shape[1]))
+                velocity[redo] = 0.0
+                state.below[redo] = 0
+                history["reassigned"][t - 1] = redo.sum()
 
     def _box(self, federation, comm):
         """The uniform box ``(low, high, reported)``: ``init_bounds``, or every feature's data
@@ -363,6 +384,18 @@ class FederatedKMeans(FederatedClusteringMixin):
         callback(RoundState(round=t, centers=centers.copy(), aggregated=t > 0, objective=cost,
                             global_objective=cost, participants=sampled, sorted_labels=labels,
                             order=federation.order))
+
+
+@dataclass
+class _ServerState:
+    """What the server of :class:`FederatedKMeans` keeps between rounds."""
+
+    centers: np.ndarray
+    velocity: np.ndarray
+    below: np.ndarray
+    low: np.ndarray | None
+    high: np.ndarray | None
+    all_rows: float
 
 
 def _bounds(bounds):

@@ -94,12 +94,13 @@ from ..exceptions import InfeasibleSettingError
 from ..federation import Federation
 from ..lloyd import _FASTMATH, assign, lloyd_by_device, sq_distances_to, update_centers
 from ..rounds import sample_participants
-from ..seeding import kmeans_plusplus_by_device
-from ..subspace import top_subspaces_by_device
+from ..seeding import greedy_uniforms, kmeans_plusplus_by_device
+from ..subspace import gaussian_start, top_subspaces_by_device
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "server_rounds",
-           "server_clustering", "LocalClustering"]
+           "server_clustering", "LocalClustering", "LocalDraws", "local_draws",
+           "seeded_clusters"]
 
 _MAX_SERVER_ROUNDS = 1000  # "converge" stops at a fixed point, at the latest after this many
 
@@ -183,12 +184,23 @@ def _proximity_means(federation, points, average, seed_rows, ratio, weights):
     return theta
 
 
+def seeded_clusters(drawable, per_device) -> np.ndarray:
+    """``k^(z)`` of the devices that seed their clusters (Algorithm 1, steps 1-3), 0 for a
+    device with at most ``k^(z)`` rows of positive weight (``drawable``), which sends those
+    rows as its centers instead."""
+    return np.where(np.asarray(drawable) <= per_device, 0, per_device)
+
+
+def _drawable_rows(federation) -> np.ndarray:
+    """Rows of positive weight on every device."""
+    return np.bincount(federation.device_of_row, weights=federation.row_weights > 0,
+                       minlength=federation.n_devices)
+
+
 def _all_points_as_centers(federation, per_device, init, valid):
     """Devices with at most ``k^(z)`` rows of positive weight send every such row as a center."""
     w = federation.row_weights
-    drawable = np.bincount(federation.device_of_row, weights=w > 0,
-                           minlength=federation.n_devices)
-    tiny = drawable <= per_device
+    tiny = seeded_clusters(_drawable_rows(federation), per_device) == 0
     rows = np.flatnonzero(tiny[federation.device_of_row] & (w > 0))
     device = federation.device_of_row[rows]
     slot = np.arange(len(rows)) - np.searchsorted(device, device)  # rank within its device
@@ -197,9 +209,9 @@ def _all_points_as_centers(federation, per_device, init, valid):
     return tiny
 
 
-def _device_clusters(device_clusters, federation: Federation) -> np.ndarray:
-    """``k^(z)`` of every device of the federation (sorted device order)."""
-    Z = federation.n_devices
+def _device_clusters(device_clusters, n_devices: int) -> np.ndarray:
+    """``k^(z)`` of every one of ``n_devices`` devices (sorted device order)."""
+    Z = n_devices
     if isinstance(device_clusters, numbers.Integral) and not isinstance(device_clusters, bool):
         return np.full(Z, int(device_clusters), dtype=np.int64)
     per = np.asarray(device_clusters)
@@ -211,9 +223,61 @@ def _device_clusters(device_clusters, federation: Federation) -> np.ndarray:
     return per.astype(np.int64)
 
 
+@dataclass
+class LocalDraws:
+    """The random draws of :func:`awasthi_sheffet` on every device, drawn apart
+    (:func:`local_draws`), in the order that function draws them from one generator.
+
+    A device that holds only its own rows (a real deployment) runs Algorithm 1 with
+    :meth:`for_device`'s draws and finds exactly the local centers it finds in the
+    federation-wide call with the same generator.
+
+    Attributes
+    ----------
+    seeded : ndarray of shape (n_devices,)
+        ``k^(z)`` of the devices that seed (:func:`seeded_clusters`), 0 for the others.
+    start : ndarray of shape (n_features, max(seeded) + oversample) or None
+        Step 1's shared Gaussian start (:func:`fedclust.subspace.gaussian_start`); None
+        without the projection.
+    uniforms : ndarray of shape (n_devices, max(seeded), trials)
+        Step 2's draws (:func:`fedclust.seeding.greedy_uniforms`), one block per device.
+    """
+
+    seeded: np.ndarray
+    start: np.ndarray | None
+    uniforms: np.ndarray
+
+    def for_device(self, position: int) -> LocalDraws:
+        """The draws of the device at ``position`` (sorted device order), as a one-device
+        :class:`LocalDraws`: its block of uniforms, and the start's columns its subspace
+        iteration reads (its ``k^(z)`` and the same oversampling)."""
+        seeded = self.seeded[position:position + 1]
+        start = None
+        if self.start is not None:
+            oversample = self.start.shape[1] - int(self.seeded.max())
+            start = self.start[:, :int(seeded[0]) + oversample]
+        return LocalDraws(seeded=seeded, start=start,
+                          uniforms=self.uniforms[position:position + 1])
+
+
+def local_draws(seeded, n_features: int, random_state=None, *,
+                projection: bool = True) -> LocalDraws | None:
+    """Draw what :func:`awasthi_sheffet` draws, in its order, for devices that seed
+    ``seeded`` clusters (:func:`seeded_clusters`); None when no device seeds (nothing is
+    drawn). The server of a deployment calls it with the fit's generator and sends every
+    device its :meth:`LocalDraws.for_device`."""
+    seeded = np.asarray(seeded, dtype=np.int64)
+    if not seeded.any():
+        return None
+    rng = check_random_state(random_state)
+    start = gaussian_start(n_features, seeded, rng) if projection else None
+    return LocalDraws(seeded=seeded, start=start, uniforms=greedy_uniforms(seeded, rng))
+
+
 def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=None,
                     proximity_ratio: float = 3.0, projection: bool = True,
-                    local_means: str = "projected", max_iter: int = 300) -> LocalClustering:
+                    local_means: str = "projected", max_iter: int = 300,
+                    draws: LocalDraws | None = None) -> LocalClustering:
     """k-FED's Algorithm 1 run on every device of ``federation``.
 
     Every step runs on all devices at once, no Python loop over devices: step 1 through
@@ -239,9 +303,13 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
         module docstring).
     max_iter : int
         Lloyd update steps at most (step 4 runs "until convergence").
+    draws : LocalDraws, optional
+        The random draws (:func:`local_draws`, for this federation's devices) instead of new
+        ones from ``random_state``: a device holding only its rows passes its
+        :meth:`LocalDraws.for_device`.
     """
     rng = check_random_state(random_state)
-    per_device = _device_clusters(device_clusters, federation)
+    per_device = _device_clusters(device_clusters, federation.n_devices)
     k = int(per_device.max())
     Z, d = federation.n_devices, federation.n_features
     init = np.zeros((Z, k, d), dtype=federation.X.dtype)
@@ -249,16 +317,22 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
     weights = federation.weights
     tiny = _all_points_as_centers(federation, per_device, init, valid)
     seeded = np.where(tiny, 0, per_device)
+    if draws is None:
+        draws = local_draws(seeded, d, rng, projection=projection)
+    elif not np.array_equal(draws.seeded, seeded):
+        raise ValueError(f"draws were drawn for devices seeding {draws.seeded.tolist()} "
+                         f"clusters; these devices seed {seeded.tolist()}")
     if seeded.any():
         # step 1: every device's top-k^(z) singular subspace (the identity when d <= k^(z))
         if projection:
-            sub = top_subspaces_by_device(federation, seeded, weights=weights, random_state=rng)
+            sub = top_subspaces_by_device(federation, seeded, weights=weights,
+                                          start=draws.start)
             points = sub.projected
         else:
             points = federation.X
         # step 2: a constant-factor approximation on the projected points (k-means++)
         seed_rows = kmeans_plusplus_by_device(federation, seeded, points=points,
-                                              random_state=rng)
+                                              uniforms=draws.uniforms)
         # step 3: proximity filter in the projected space; means of the projected rows mapped
         # back (the authors' code), or of the original rows (the text's mu(S_r))
         if projection and local_means == "projected":
@@ -660,27 +734,35 @@ class KFed(FederatedClusteringMixin):
             f"k-FED needs at least n_clusters={k} local centers at the server, but "
             f"{n_sent} were sent: {why}")
 
-    def _fit(self, federation, rng, comm, callback):
-        Z, k = federation.n_devices, self.n_clusters
-        per_device = _device_clusters(
-            min(k, -(-k // Z)) if isinstance(self.device_clusters, str) else self.device_clusters,
-            federation)
-        participating = np.zeros(Z, dtype=bool)
-        participating[sample_participants(Z, self.participation, rng)] = True
+    def _per_device_clusters(self, n_devices: int) -> np.ndarray:
+        """``k^(z)`` of each of ``n_devices`` devices (``"auto"``: ``min(k, ceil(k / Z))``)."""
+        k = self.n_clusters
+        return _device_clusters(min(k, -(-k // n_devices)) if isinstance(
+            self.device_clusters, str) else self.device_clusters, n_devices)
 
-        # Algorithm 1 on every device (a device that fails still clusters its data locally)
-        local = self._local_clustering(federation, rng, per_device)
-        device_of_center, slot = np.nonzero(local.valid)
-        centers = local.centers[device_of_center, slot]
-        sizes = local.sizes[device_of_center, slot]
+    def _server_step(self, centers, sizes, device_of_center, participating, per_device, rng,
+                     *, few_distinct=False):
+        """Algorithm 2 on the local centers that reached the server (those of the
+        ``participating`` devices): steps 2-6 (the k' centers of a start device, then
+        farthest points) and step 7 (Lloyd rounds from ``M``), from every start, and the global
+        cluster of every local center (Definition 3.3's map; a local center that did not reach
+        the server takes its nearest global center, as a new device would, Theorem 3.2).
+
+        The step a deployment's server runs (:mod:`fedclust.runtime.flower`) as ``fit`` does;
+        ``rng`` is the fit's generator after the devices' draws.
+
+        Returns
+        -------
+        init, global_centers, center_labels, n_rounds, start
+            The kept start's seeds ``M``, the global centers (float64), the global cluster of
+            every local center, the server's Lloyd rounds and the kept start (a device
+            position).
+        """
+        k = self.n_clusters
         sent = participating[device_of_center]
         # fewer distinct points than clusters (warned): the server repeats its seeds
-        few = getattr(self, "_few_distinct_points", False)
-        if not (few and sent.any()):
+        if not (few_distinct and sent.any()):
             self._check_enough_centers(per_device, int(sent.sum()), participating)
-
-        # Algorithm 2 on the local centers that reached the server: steps 2-6 (the k' centers
-        # of any device, then farthest points), step 7 (Lloyd rounds from M), from every start
         server_centers = centers[sent]
         server_devices = device_of_center[sent]
         if self.server_starts == 1:
@@ -692,18 +774,36 @@ class KFed(FederatedClusteringMixin):
         weights = sizes[sent].astype(np.float64) if self.server_weighting == "size" else None
         init, global_centers, tau, n_rounds, start = server_clustering(
             server_centers, server_devices, starts, k, self.server_lloyd_rounds, weights,
-            repeat=few)
+            repeat=few_distinct)
+        center_labels = np.empty(len(centers), dtype=np.int64)
+        center_labels[sent] = tau
+        if (~sent).any():
+            center_labels[~sent] = assign(centers[~sent],
+                                          global_centers.astype(centers.dtype, copy=False))[0]
+        return init, global_centers, center_labels, n_rounds, start
+
+    def _fit(self, federation, rng, comm, callback):
+        Z = federation.n_devices
+        per_device = self._per_device_clusters(Z)
+        participating = np.zeros(Z, dtype=bool)
+        participating[sample_participants(Z, self.participation, rng)] = True
+
+        # Algorithm 1 on every device (a device that fails still clusters its data locally)
+        local = self._local_clustering(federation, rng, per_device)
+        device_of_center, slot = np.nonzero(local.valid)
+        centers = local.centers[device_of_center, slot]
+        sizes = local.sizes[device_of_center, slot]
+
+        # Algorithm 2 on the local centers that reached the server
+        init, global_centers, center_labels, n_rounds, start = self._server_step(
+            centers, sizes, device_of_center, participating, per_device, rng,
+            few_distinct=getattr(self, "_few_distinct_points", False))
         self.server_init_ = init
         self.server_start_device_ = federation.device_ids[start]
         self.cluster_centers_ = global_centers.astype(federation.X.dtype, copy=False)
         self.n_iter_ = n_rounds
 
-        # induced clustering (Definition 3.3); devices that failed map their local centers to the
-        # nearest global center, as a new device would (Theorem 3.2)
-        center_labels = np.empty(len(centers), dtype=np.int64)
-        center_labels[sent] = tau
-        if (~sent).any():
-            center_labels[~sent] = assign(centers[~sent], self.cluster_centers_)[0]
+        # induced clustering (Definition 3.3)
         global_of_local = np.full(local.valid.shape, -1, dtype=np.int64)
         global_of_local[device_of_center, slot] = center_labels
         induced = global_of_local[federation.device_of_row, local.labels]
@@ -722,12 +822,14 @@ class KFed(FederatedClusteringMixin):
         self.participating_devices_ = federation.device_ids[participating]
         self.device_ids_ = federation.device_ids
         self.n_iter_local_ = local.n_iter
-        self._record_communication(comm, federation, device_of_center, participating)
+        self._record_communication(comm, federation.n_features, federation.weights is not None,
+                                   device_of_center, participating)
 
-    def _record_communication(self, comm, federation, device_of_center, participating):
+    def _record_communication(self, comm, n_features, weighted, device_of_center,
+                              participating):
         """One round: local centers (and sizes) up, one cluster identity per center down;
         failed devices the same, later."""
-        Z, d = federation.n_devices, federation.n_features
+        Z, d = len(participating), n_features
         per_device = np.bincount(device_of_center, minlength=Z)
         for prefix, who in (("", participating), ("late_", ~participating)):
             talkers = np.flatnonzero(who)
@@ -735,8 +837,8 @@ class KFed(FederatedClusteringMixin):
                 continue
             comm.send(f"{prefix}local_centers", talkers, SERVER, floats=per_device[talkers] * d)
             if self.server_weighting == "size":
-                size_kind = {"ints": per_device[talkers]} if federation.weights is None else \
-                    {"floats": per_device[talkers]}
+                size_kind = {"floats": per_device[talkers]} if weighted else \
+                    {"ints": per_device[talkers]}
                 comm.send(f"{prefix}local_sizes", talkers, SERVER, **size_kind)
             comm.send(f"{prefix}cluster_ids", SERVER, talkers, ints=per_device[talkers])
         comm.add_rounds(1)

@@ -25,7 +25,29 @@ from ..rounds import RoundState, aggregate_centers, round_history
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
-__all__ = ["LocalKMeans"]
+__all__ = ["LocalKMeans", "local_lloyd_steps"]
+
+
+def local_lloyd_steps(federation, centers: np.ndarray, n_steps: int, *, x_sq=None):
+    """``n_steps`` local Lloyd steps on every machine from the same ``centers``: what each
+    machine of :class:`LocalKMeans` runs between two aggregations, one pass of the shared
+    kernel (:func:`fedclust.lloyd.lloyd_step_by_device`) per step, as ``fit`` runs them.
+
+    Returns
+    -------
+    machine_centers : ndarray of shape (n_devices, k, d)
+    totals : ndarray of shape (n_devices, k)
+        Every machine's cluster weights (counts when unweighted) in its last step: the
+        weights of the size-weighted aggregate.
+    """
+    if n_steps < 1:
+        raise ValueError(f"n_steps must be >= 1; got {n_steps}")
+    machine_centers = np.repeat(np.asarray(centers)[None], federation.n_devices, axis=0)
+    x_sq = squared_norms(federation.X) if x_sq is None else x_sq
+    for _ in range(n_steps):
+        _, _, machine_centers, totals = lloyd_step_by_device(
+            federation, machine_centers, weights=federation.weights, x_sq=x_sq)
+    return machine_centers, totals
 
 
 class LocalKMeans(FederatedClusteringMixin):

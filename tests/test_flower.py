@@ -1,0 +1,274 @@
+"""k-FED, federated k-means and LocalKMeans as Flower apps on real processes
+(fedclust.runtime.flower).
+
+Five runs on N = 4 SuperNodes, launched together in one module fixture (most of a run's time
+is Flower's polling, so they overlap well on two cores): each algorithm with every device
+answering, k-FED and federated k-means with one SuperNode killed mid-fit. Skipped without the
+``flower`` extra.
+"""
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr", reason="Flower is an optional extra: pip install -e '.[flower]' "
+                                   "(requirements-flower.lock)")
+
+from fedclust import KFed  # noqa: E402
+from fedclust._validation import fit_rng  # noqa: E402
+from fedclust.federation import Federation  # noqa: E402
+from fedclust.rounds import sample_participants  # noqa: E402
+from fedclust.runtime import flower  # noqa: E402
+from fedclust.runtime.processes import ProcessGroup  # noqa: E402
+
+N_NODES = 4
+# long enough for a live SuperNode on a loaded machine (an exchange took up to 48 s with four
+# runs on two cores); a killed one costs its run this much once
+ROUND_TIMEOUT = 90.0
+KILLED = 2
+RUNS = {
+    "kfed": ("kfed", None),
+    "fedkmeans": ("fedkmeans", None),
+    "localkmeans": ("localkmeans", None),
+    "kfed_killed": ("kfed", {"device": KILLED, "exchange": "local", "round": 1}),
+    "fedkmeans_killed": ("fedkmeans", {"device": KILLED, "exchange": "round", "round": 2}),
+}
+_FLOWER_COMMANDS = (b"flower-superlink", b"flower-supernode", b"flower-superexec",
+                    b"flwr-serverapp", b"flwr-clientapp", b"flwr run")
+
+
+def _flower_processes() -> set[int]:
+    """Live (not zombie) processes running a Flower command."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(command in cmdline for command in _FLOWER_COMMANDS):
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def federation():
+    return flower.demo_federation(N_NODES, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def runs(federation, tmp_path_factory):
+    """Every run of RUNS, launched together; the Flower processes alive before and after."""
+    X, devices = federation
+    before = _flower_processes()
+    results, errors = {}, {}
+    # made here: pytest's numbered folders are not safe to make from several threads
+    workdirs = {name: tmp_path_factory.mktemp(name) for name in RUNS}
+
+    def go(name):
+        algorithm, kill = RUNS[name]
+        params = flower.demo_params(algorithm, X, random_state=0)
+        try:
+            run = flower.launch(algorithm, params, X, devices, kill=kill,
+                                round_timeout=ROUND_TIMEOUT, timeout=500,
+                                workdir=workdirs[name])
+            fitted = flower.fit_in_process(algorithm, params, X, devices)
+            results[name] = (run, fitted, flower.measurements(run, fitted,
+                                                              algorithm=algorithm))
+        except Exception as error:  # reported by the tests that need the run
+            errors[name] = error
+
+    threads = [threading.Thread(target=go, args=(name,)) for name in RUNS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, errors, before, _flower_processes()
+
+
+def _run(runs, name):
+    results, errors, _, _ = runs
+    if name in errors:
+        raise errors[name]
+    return results[name]
+
+
+def _metric(table, metric):
+    rows = table[(table["scope"] == "run") & (table["metric"] == metric)]
+    assert len(rows) == 1, metric
+    return float(rows["value"].iloc[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["kfed", "fedkmeans", "localkmeans"])
+def test_flower_run_gives_the_in_process_centres_and_cost(runs, name):
+    run, fitted, table = _run(runs, name)
+    assert run.result["lost_devices"] == []
+    assert run.result["devices"] == list(range(N_NODES))
+    # the same steps on the same draws: the same centres, bit for bit on these devices
+    assert _metric(table, "centers_max_abs_diff") <= 1e-9
+    # the devices' costs summed in another order than the in-process sum
+    assert _metric(table, "cost_rel_diff") <= 1e-12
+    assert _metric(table, "devices_lost") == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["kfed", "fedkmeans", "localkmeans"])
+def test_the_ledger_is_within_the_measured_payload_and_the_wire(runs, name):
+    _, fitted, table = _run(runs, name)
+    ledger = fitted.communication_.ledger()
+    assert _metric(table, "ledger_bytes") == ledger["bytes"] > 0
+    # every ledger message kind travels as a record of its own, with its serialization
+    for direction in ("up", "down"):
+        assert ledger[f"bytes_{direction}"] <= _metric(table, f"payload_ledger_bytes_{direction}")
+    assert _metric(table, "payload_ledger_bytes") <= _metric(table, "payload_bytes")
+    assert _metric(table, "payload_bytes") + _metric(table, "control_bytes") \
+        <= _metric(table, "wire_bytes")
+    # each SuperNode's connections carried bytes both ways
+    per_device = table[(table["scope"] == "device") & (table["metric"] == "wire_bytes_up")]
+    assert len(per_device) == N_NODES and (per_device["value"] > 0).all()
+
+
+@pytest.mark.slow
+def test_kfed_goes_on_without_a_killed_device_as_algorithm_2_on_the_others(runs, federation):
+    run, _, table = _run(runs, "kfed_killed")
+    assert run.result["lost_devices"] == [KILLED]
+    assert _metric(table, "devices_lost") == 1
+    assert set(table["lost_devices"]) == {str(KILLED)}
+    step = next(e for e in run.result["exchanges"] if e["exchange"] == "local")
+    assert (step["sent"], step["answered"], step["lost"]) == (N_NODES, N_NODES - 1, [KILLED])
+    # in process: fit's steps with the killed device's centres held back from the server
+    X, devices = federation
+    est = KFed(**flower.DEMO_PARAMS["kfed"], random_state=0)
+    fed = Federation.from_devices(X, devices)
+    rng = fit_rng(0)
+    per_device = est._per_device_clusters(N_NODES)
+    participating = np.zeros(N_NODES, dtype=bool)
+    participating[sample_participants(N_NODES, est.participation, rng)] = True
+    local = est._local_clustering(fed, rng, per_device)
+    device_of_center, slot = np.nonzero(local.valid)
+    participating[list(fed.device_ids).index(KILLED)] = False
+    _, expected, *_ = est._server_step(local.centers[device_of_center, slot],
+                                       local.sizes[device_of_center, slot], device_of_center,
+                                       participating, per_device, rng)
+    assert np.abs(np.asarray(run.result["centers"]) - expected).max() <= 1e-9
+    # the cost is the answering devices' only
+    assert run.result["cost_devices"] == [d for d in range(N_NODES) if d != KILLED]
+
+
+@pytest.mark.slow
+def test_federated_kmeans_carries_on_with_the_clients_left(runs):
+    run, _, _ = _run(runs, "fedkmeans_killed")
+    assert run.result["lost_devices"] == [KILLED]
+    rounds = [e for e in run.result["exchanges"] if e["exchange"] == "round"]
+    assert [e["round"] for e in rounds] == [1, 2, 3]  # every round ran
+    assert rounds[1]["lost"] == [KILLED]
+    assert rounds[1]["answered"] == rounds[1]["sent"] - 1
+    # a lost client is not asked again
+    later = [m for m in run.result["messages"] if m["exchange"] in ("round", "evaluate")
+             and m["device"] == KILLED and m["direction"] == "down"
+             and (m["exchange"] == "evaluate" or m["round"] > 2)]
+    assert later == []
+    history = run.result["history"]
+    assert history["participants"][1] == rounds[1]["answered"]
+    assert np.isfinite(np.asarray(run.result["centers"])).all()
+
+
+@pytest.mark.slow
+def test_no_flower_process_is_left(runs):
+    _, _, before, after = runs
+    assert after <= before, f"Flower processes left running: {sorted(after - before)}"
+
+
+def test_process_group_stops_what_it_started_and_its_stragglers(tmp_path):
+    """A child that leaves its process group (setsid, as Flower's SuperExec starts the
+    ServerApp) is found by the group's marker and stopped too."""
+    group = ProcessGroup()
+    with group:
+        group.start("parent", ["bash", "-c", "setsid sleep 300 & sleep 300"],
+                    log_path=tmp_path / "log")
+        deadline = time.monotonic() + 10
+        while len(group.stragglers()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(group.stragglers()) == 3  # bash and its two sleeps
+    assert group.stragglers() == []
+
+
+def test_launch_refuses_an_unknown_algorithm_and_a_kill_of_no_device(federation):
+    X, devices = federation
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        flower.launch("lloyd", {}, X, devices)
+    with pytest.raises(ValueError, match="kill names device 99"):
+        flower.launch("kfed", {}, X, devices, kill={"device": 99, "exchange": "local"})
+
+
+def test_local_lloyd_steps_on_each_machine_then_the_aggregate_is_local_kmeans():
+    """The LocalKMeans app's composition, in process: each machine alone (devices above the
+    kernel's 256-row block included) runs its steps, the server aggregates; fit's centres to
+    the last bits."""
+    from fedclust import LocalKMeans
+    from fedclust.algorithms.local_kmeans import local_lloyd_steps
+    from fedclust.rounds import aggregate_centers
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 5)) + np.repeat(5 * rng.normal(size=(3, 5)), 500, axis=0)
+    devices = rng.integers(0, 3, len(X))
+    init = X[rng.choice(len(X), 3, replace=False)]
+    fitted = LocalKMeans(3, local_steps=2, n_iter=5, init=init).fit(X, devices=devices)
+    fed = Federation.from_devices(X, devices)
+    centers = init
+    for steps in (2, 2, 1):
+        machines = [local_lloyd_steps(Federation.from_devices(
+            fed.device_data(z), np.zeros(fed.device_sizes[z], dtype=int)), centers, steps)
+            for z in range(fed.n_devices)]
+        centers, _ = aggregate_centers(np.array([m[0][0] for m in machines]),
+                                       np.array([m[1][0] for m in machines]), centers)
+    assert np.abs(centers - fitted.cluster_centers_).max() <= 1e-12
+
+
+def test_fedkmeans_app_refuses_mini_batches_and_seedings_it_cannot_reproduce():
+    with pytest.raises(ValueError, match="batch_size=10"):
+        flower._check_fedkmeans(flower.FederatedKMeans(batch_size=10))
+    with pytest.raises(ValueError, match="init='greedy-k-means\\+\\+'"):
+        flower._check_fedkmeans(flower.FederatedKMeans())
+
+
+def test_localkmeans_app_refuses_a_seeding_and_no_aggregation():
+    link = flower._Link(grid=None, timeout=1.0, spec={})
+    with pytest.raises(ValueError, match="init='k-means\\+\\+'"):
+        flower._serve_localkmeans(flower.LocalKMeans(), None, link)
+    with pytest.raises(ValueError, match="local_steps=None"):
+        flower._serve_localkmeans(flower.LocalKMeans(init=np.zeros((8, 2)), local_steps=None),
+                                  None, link)
+
+
+def test_partitions_hold_each_devices_rows_in_federation_order(tmp_path, federation):
+    X, devices = federation
+    order = np.random.default_rng(0).permutation(len(X))  # devices interleaved in the input
+    files = flower.write_partitions(X[order], devices[order], None, tmp_path)
+    fed = Federation.from_devices(X[order], devices[order])
+    assert [device for device, _ in files] == fed.device_ids.tolist()
+    for z, (_, path) in enumerate(files):
+        with np.load(path) as data:
+            assert np.array_equal(data["X"], fed.device_data(z)) and "w" not in data.files
+
+
+def test_run_config_is_toml_the_app_reads_back(tmp_path):
+    import tomllib
+
+    params = {"n_clusters": 4, "init": [[0.0, 1.5], [2.0, 3.0]]}
+    text = flower.run_config_toml("fedkmeans", params, n_devices=3, result_path=tmp_path / "r",
+                                  round_timeout=5)
+    config = tomllib.loads(text)
+    assert config["algorithm"] == "fedkmeans" and config["n-devices"] == 3
+    assert json.loads(config["params"]) == params
+    assert config["round-timeout"] == 5.0 and config["spec"] == ""
+    # every key the launcher sets is one the app declares (flwr run refuses others)
+    app = tomllib.loads((flower.write_app(tmp_path / "app") / "pyproject.toml").read_text())
+    assert set(config) == set(app["tool"]["flwr"]["app"]["config"])

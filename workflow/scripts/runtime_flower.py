@@ -2,7 +2,6 @@
 machine, with and without a SuperNode killed mid-fit -> one tidy CSV."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
-
 import pandas as pd
 
 from fedclust.io import write_table

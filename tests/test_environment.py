@@ -75,8 +75,9 @@ def test_the_lock_pins_every_requirement_at_its_version_with_a_hash():
 
 def test_the_flower_lock_adds_packages_on_top_of_the_base_lock():
     """requirements-flower.lock (python .ci/lock.py --extra flower) pins pyproject.toml's
-    flower extra with hashes and only packages requirements.lock does not hold, so that
-    installing it after the base lock changes no pinned version."""
+    flower extra with hashes and only packages requirements.lock does not hold (or holds, pinned
+    again at the same version and hash with the extras the flower extra asks for), so that
+    installing it after the base lock, or with it, changes no pinned version."""
     import tomllib
 
     def locked(path):
@@ -84,15 +85,18 @@ def test_the_flower_lock_adds_packages_on_top_of_the_base_lock():
         for line in path.read_text().splitlines():
             if line.startswith("#") or not line.strip():
                 continue
-            name, version, _ = re.fullmatch(
-                r"([A-Za-z0-9_.\-]+)==(\S+) --hash=sha256:([0-9a-f]{64})", line).groups()
-            pins[re.sub(r"[-_.]+", "-", name.lower())] = version
+            name, extras, version, digest = re.fullmatch(
+                r"([A-Za-z0-9_.\-]+)(\[[a-z0-9_,\-]+\])?==(\S+) --hash=sha256:([0-9a-f]{64})",
+                line).groups()
+            pins[re.sub(r"[-_.]+", "-", name.lower())] = (version, digest, extras)
         return pins
 
     base, flower = locked(REPO / "requirements.lock"), locked(REPO / "requirements-flower.lock")
-    assert not set(base) & set(flower)
+    again = set(base) & set(flower)
+    assert again <= {name for name, (_, _, extras) in flower.items() if extras}
+    assert all(flower[name][:2] == base[name][:2] for name in again)
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]["flower"]
     for spec in extra:
         name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", spec).groups()
-        assert flower[re.sub(r"[-_.]+", "-", name.lower())] == version
+        assert flower[re.sub(r"[-_.]+", "-", name.lower())][0] == version

@@ -1,4 +1,5 @@
-"""k-FED, federated k-means and LocalKMeans as Flower apps (``flwr`` 1.42, the Message API).
+"""k-FED, federated k-means, LocalKMeans and distributed Lloyd as Flower apps (``flwr`` 1.42,
+the Message API).
 
 The apps call the estimators' own steps, so there is one copy of every algorithm:
 
@@ -20,6 +21,9 @@ The apps call the estimators' own steps, so there is one copy of every algorithm
   does. Devices above the kernel's block of 256 rows may differ from ``fit`` in the last bits:
   the federation-wide pass splits a device's sums over its threads' tasks, a device alone
   over its own (about 1e-15 measured).
+* Naive distributed Lloyd (:class:`~fedclust.DistributedLloyd`): LocalKMeans' exchange with
+  one local step, every round, until the centres repeat (``fit``'s convergence) or
+  ``max_iter``; equal to ``fit``'s pooled Lloyd to rounding (the sums are added per device).
 
 The server draws from the generator ``fit`` would use (:func:`fedclust._validation.fit_rng`),
 in the same order, so a run with every device answering gives the in-process fit's centres.
@@ -59,6 +63,7 @@ except ImportError as error:  # pragma: no cover - the extra is optional
                       "(pinned in requirements-flower.lock)") from error
 
 from .._validation import fit_rng
+from ..algorithms.distributed_lloyd import DistributedLloyd
 from ..algorithms.federated_kmeans import FederatedKMeans, _bounds
 from ..algorithms.kfed import KFed, LocalDraws, awasthi_sheffet, local_draws, seeded_clusters
 from ..algorithms.local_kmeans import LocalKMeans, local_lloyd_steps
@@ -72,7 +77,8 @@ __all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federat
            "run_config_toml", "server_app", "write_app", "write_partitions"]
 
 #: The estimators that run as Flower apps, by the name the run config gives.
-ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans, "localkmeans": LocalKMeans}
+ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans, "localkmeans": LocalKMeans,
+              "distributed_lloyd": DistributedLloyd}
 
 #: Exchanges of control records only (the device sizes; the final centres and costs).
 CONTROL_EXCHANGES = ("describe", "evaluate")
@@ -86,6 +92,9 @@ LEDGER_RECORDS = ("local_centers", "local_sizes", "cluster_ids", "centers", "cli
                   "client_counts", "feature_range", "client_sizes", "local_counts")
 
 _APP_MODULE = "fedclust_flower_app"
+
+#: How often the server asks the SuperLink for the replies of an exchange (seconds).
+_PULL_INTERVAL_S = 0.5
 
 
 def _array(values) -> Array:
@@ -292,8 +301,7 @@ class _Link:
                                                 group_id=f"{exchange}-{round_}"))
             self._book(exchange, round_, position, "down", content)
         start = time.perf_counter()
-        replies = self.grid.send_and_receive(
-            out, timeout=self.timeout if timeout is None else timeout)
+        replies = self._send_and_receive(out, self.timeout if timeout is None else timeout)
         wall = time.perf_counter() - start
         answers = {}
         for reply in replies:
@@ -308,6 +316,22 @@ class _Link:
                                "sent": len(targets), "answered": len(answers),
                                "lost": [self._device_id(p) for p in newly_lost]})
         return answers
+
+    def _send_and_receive(self, messages: list, timeout: float) -> list:
+        """``Grid.send_and_receive`` with a short pull interval: Flower's pulls the replies
+        every 3 s, which added up to 3 s to every exchange (a round here takes a few
+        seconds)."""
+        waiting = set(self.grid.push_messages(messages))
+        deadline = time.monotonic() + timeout
+        replies = []
+        while waiting:
+            pulled = list(self.grid.pull_messages(waiting))
+            replies += pulled
+            waiting -= {reply.metadata.reply_to_message_id for reply in pulled}
+            if not waiting or time.monotonic() >= deadline:
+                break
+            time.sleep(_PULL_INTERVAL_S)
+        return replies
 
     def _device_id(self, position: int) -> int:
         return self.devices[position].device if self.devices else position
@@ -498,8 +522,49 @@ def _serve_localkmeans(est: LocalKMeans, rng, link: _Link) -> dict:
             if T % L == 0 else "evaluate"}
 
 
+def _serve_distributed_lloyd(est: DistributedLloyd, rng, link: _Link) -> dict:
+    """Naive distributed Lloyd: every round the server sends the centres, every device
+    assigns its rows and sends each cluster's mean and weight (the kernel's pass on its rows,
+    the same as LocalKMeans with one local step: the sums' information in as many floats),
+    and the server's weighted aggregate is the next centres (pooled Lloyd's update, summed
+    over devices: equal to ``fit``'s to rounding, about 1e-16).
+
+    ``fit`` stops when an assignment repeats the previous one; here the devices' answers
+    then repeat, bit for bit, so the aggregate repeats the centres: round ``r`` with
+    ``c_r == c_{r-1}`` is ``fit``'s converged iteration ``r - 1`` (``r`` rounds, as the
+    ledger books them). Without convergence by ``max_iter`` one more round checks it (the
+    ledger books only the final broadcast then: the payload holds one round more)."""
+    if isinstance(est.init, str):
+        raise ValueError(f"init={est.init!r}: the Flower app starts distributed Lloyd from "
+                         f"given centres (an array); the distributed seedings are not "
+                         f"ported to it")
+    devices = link.devices
+    centers = _given_centers(est, devices)
+    n_iter, converged = est.max_iter, False
+    for r in range(1, est.max_iter + 2):
+        answers = link.exchange("round", {dev.position: RecordDict({
+            "config": _config("localkmeans.round", n_steps=1),
+            "centers": ArrayRecord({"centers": _array(centers)})})
+            for dev in devices if dev.position not in link.lost}, "train", round_=r)
+        if not answers:
+            continue  # no device answered: the centres stay
+        machines = sorted(answers)
+        means = np.array([answers[p]["local_centers"]["centers"].numpy() for p in machines])
+        totals = np.array([answers[p]["local_counts"]["counts"].numpy() for p in machines],
+                          dtype=np.float64)
+        updated, _ = aggregate_centers(means, totals, centers)
+        if r > 1 and np.array_equal(updated, centers):
+            n_iter, converged = r - 1, True
+            break
+        if r > est.max_iter:
+            break  # not converged: fit's centres are those of round max_iter
+        centers = updated
+    return {"centers": centers, "n_iter": n_iter,
+            "final_record": "evaluate" if converged else "centers"}
+
+
 _SERVERS = {"kfed": _serve_kfed, "fedkmeans": _serve_fedkmeans,
-            "localkmeans": _serve_localkmeans}
+            "localkmeans": _serve_localkmeans, "distributed_lloyd": _serve_distributed_lloyd}
 
 server_app = ServerApp()
 
@@ -680,7 +745,7 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
 
     Parameters
     ----------
-    algorithm : {"kfed", "fedkmeans"}
+    algorithm : {"kfed", "fedkmeans", "localkmeans", "distributed_lloyd"}
     params : dict
         The estimator's parameters (JSON-serializable: an ``init`` array as nested lists).
     X : array-like of shape (n_samples, n_features)
@@ -891,6 +956,7 @@ DEMO_PARAMS = {
     "kfed": {"n_clusters": 4, "device_clusters": 2},
     "fedkmeans": {"n_clusters": 4, "n_rounds": 3, "init": "uniform", "sample_fraction": 0.75},
     "localkmeans": {"n_clusters": 4, "local_steps": 2, "n_iter": 6},
+    "distributed_lloyd": {"n_clusters": 4, "max_iter": 20},
 }
 
 
@@ -898,7 +964,8 @@ DEMO_PARAMS = {
 #: federated k-means before round 2 (after a round with every client).
 KILL_BEFORE = {"kfed": {"exchange": "local", "round": 1},
                "fedkmeans": {"exchange": "round", "round": 2},
-               "localkmeans": {"exchange": "round", "round": 2}}
+               "localkmeans": {"exchange": "round", "round": 2},
+               "distributed_lloyd": {"exchange": "round", "round": 2}}
 
 
 def demo_federation(n_devices: int, *, n_clusters: int = 4, rows_per_device: int = 100,
@@ -917,7 +984,7 @@ def demo_params(algorithm: str, X, *, random_state: int = 0) -> dict:
     """:data:`DEMO_PARAMS` of ``algorithm`` with ``random_state``; LocalKMeans starts from
     ``n_clusters`` rows of ``X`` drawn at random (the app takes given centres)."""
     params = {**DEMO_PARAMS[algorithm], "random_state": random_state}
-    if algorithm == "localkmeans":
+    if algorithm in ("localkmeans", "distributed_lloyd"):
         rows = np.random.default_rng(random_state).choice(len(X), params["n_clusters"],
                                                           replace=False)
         params["init"] = np.asarray(X)[rows].tolist()
@@ -931,10 +998,12 @@ def run_and_measure(algorithm: str, *, n_devices: int, random_state: int = 0,
     in process, measured (:func:`measurements`)."""
     X, devices = demo_federation(n_devices, random_state=random_state)
     params = {**demo_params(algorithm, X, random_state=random_state), **(params or {})}
+    # fitted first: the in-process fit compiles the numba kernels into the source tree's
+    # cache, which the ClientApp processes load instead of each compiling them
+    fitted = fit_in_process(algorithm, params, X, devices)
     run = launch(algorithm, params, X, devices, kill=kill, round_timeout=round_timeout,
                  workdir=workdir)
-    return measurements(run, fit_in_process(algorithm, params, X, devices),
-                        algorithm=algorithm)
+    return measurements(run, fitted, algorithm=algorithm)
 
 
 def main(argv=None) -> int:

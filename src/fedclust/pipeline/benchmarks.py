@@ -104,7 +104,8 @@ MEASURED_END = "<!-- /measured -->"
 #: What each row of the measured table is, in its order: ``(key, what was timed)``; a key
 #: is a profile of ``profiles.csv`` or a step of ``steps.csv``.
 _MEASURED_ROWS = [
-    ("install", "install from `requirements.lock` into a fresh venv (CI)"),
+    ("install", "install from `requirements.lock` and `requirements-flower.lock` into a "
+                "fresh venv (CI)"),
     ("unit tests", 'the edit-and-test loop, `python -m pytest -m "not reproduction"`'),
     ("quick", "quick profile, `snakemake --cores 2 --configfile config/ci.yaml`, clean directory"),
     ("ci tests", "the whole suite as CI runs it (the quick profile included)"),

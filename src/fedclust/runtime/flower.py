@@ -491,6 +491,24 @@ def _given_centers(est, devices) -> np.ndarray:
     return centers.copy()
 
 
+def _local_steps_round(link: _Link, centers, n_steps: int, round_: int):
+    """One round of LocalKMeans' exchange: the centres down to every device left, ``n_steps``
+    local Lloyd steps on each, their centres and cluster weights up; the size-weighted
+    aggregate (:func:`fedclust.rounds.aggregate_centers`), or None when no device answered."""
+    answers = link.exchange("round", {dev.position: RecordDict({
+        "config": _config("localkmeans.round", n_steps=n_steps),
+        "centers": ArrayRecord({"centers": _array(centers)})})
+        for dev in link.devices if dev.position not in link.lost}, "train", round_=round_)
+    if not answers:
+        return None
+    machines = sorted(answers)
+    machine_centers = np.array([answers[p]["local_centers"]["centers"].numpy()
+                                for p in machines])
+    totals = np.array([answers[p]["local_counts"]["counts"].numpy() for p in machines],
+                      dtype=np.float64)
+    return aggregate_centers(machine_centers, totals, centers)[0]
+
+
 def _serve_localkmeans(est: LocalKMeans, rng, link: _Link) -> dict:
     if isinstance(est.init, str):
         raise ValueError(f"init={est.init!r}: the Flower app starts LocalKMeans from given "
@@ -504,19 +522,9 @@ def _serve_localkmeans(est: LocalKMeans, rng, link: _Link) -> dict:
     # one exchange per aggregation: L local steps from the global centres (fewer in a last,
     # partial period: fit's final upload), then the size-weighted aggregate
     for r, first in enumerate(range(0, T, L), start=1):
-        steps = min(L, T - first)
-        answers = link.exchange("round", {dev.position: RecordDict({
-            "config": _config("localkmeans.round", n_steps=steps),
-            "centers": ArrayRecord({"centers": _array(global_centers)})})
-            for dev in devices if dev.position not in link.lost}, "train", round_=r)
-        if not answers:
-            continue  # no machine answered: the centres stay
-        machines = sorted(answers)
-        machine_centers = np.array([answers[p]["local_centers"]["centers"].numpy()
-                                    for p in machines])
-        totals = np.array([answers[p]["local_counts"]["counts"].numpy() for p in machines],
-                          dtype=np.float64)
-        global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
+        aggregated = _local_steps_round(link, global_centers, min(L, T - first), r)
+        if aggregated is not None:  # else no machine answered: the centres stay
+            global_centers = aggregated
     # the final broadcast (fit books it when T is a multiple of L) is the evaluate exchange
     return {"centers": global_centers, "n_iter": T, "final_record": "centers"
             if T % L == 0 else "evaluate"}
@@ -542,17 +550,9 @@ def _serve_distributed_lloyd(est: DistributedLloyd, rng, link: _Link) -> dict:
     centers = _given_centers(est, devices)
     n_iter, converged = est.max_iter, False
     for r in range(1, est.max_iter + 2):
-        answers = link.exchange("round", {dev.position: RecordDict({
-            "config": _config("localkmeans.round", n_steps=1),
-            "centers": ArrayRecord({"centers": _array(centers)})})
-            for dev in devices if dev.position not in link.lost}, "train", round_=r)
-        if not answers:
+        updated = _local_steps_round(link, centers, 1, r)
+        if updated is None:
             continue  # no device answered: the centres stay
-        machines = sorted(answers)
-        means = np.array([answers[p]["local_centers"]["centers"].numpy() for p in machines])
-        totals = np.array([answers[p]["local_counts"]["counts"].numpy() for p in machines],
-                          dtype=np.float64)
-        updated, _ = aggregate_centers(means, totals, centers)
         if r > 1 and np.array_equal(updated, centers):
             n_iter, converged = r - 1, True
             break

@@ -291,3 +291,27 @@ def test_run_config_is_toml_the_app_reads_back(tmp_path):
     # every key the launcher sets is one the app declares (flwr run refuses others)
     app = tomllib.loads((flower.write_app(tmp_path / "app") / "pyproject.toml").read_text())
     assert set(config) == set(app["tool"]["flwr"]["app"]["config"])
+
+
+def test_summary_markdown_puts_one_column_per_run_with_its_lost_devices():
+    def run(algorithm, lost, values):
+        return [{"algorithm": algorithm, "n_nodes": 10, "lost_devices": lost, "scope": "run",
+                 "key": "", "metric": metric, "value": value}
+                for metric, value in values.items()] + [
+            {"algorithm": algorithm, "n_nodes": 10, "lost_devices": lost, "scope": "device",
+             "key": "3", "metric": "wire_bytes_up", "value": 1e9}]
+
+    import pandas as pd
+
+    table = pd.DataFrame(run("kfed", "", {"ledger_bytes": 960, "centers_max_abs_diff": 0.0,
+                                          "devices_lost": 0})
+                         + run("kfed", "2", {"ledger_bytes": 960, "devices_lost": 1,
+                                             "wire_over_payload": 52.4}))
+    lines = flower.summary_markdown(table).splitlines()
+    assert lines[0] == "| | kfed, N=10 | kfed, N=10, 2 killed |"
+    assert "| ledger bytes | 960 | 960 |" in lines
+    assert "| devices lost | 0 | 1 |" in lines
+    assert "| centres: max abs diff vs in-process | 0.0e+00 | \u2013 |" in lines
+    # a device's row is not a run's: 1e9 appears nowhere
+    assert "1,000,000,000" not in "\n".join(lines)
+    assert "|   \u2026 over payload + control | \u2013 | 52 |" in lines

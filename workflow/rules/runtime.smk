@@ -4,7 +4,8 @@
 
 
 rule runtime_flower:
-    """k-FED and federated k-means on a SuperLink and N SuperNodes on this machine, with and
+    """The algorithms of runtime.flower.algorithms (default: k-FED, federated k-means,
+    LocalKMeans and distributed Lloyd) on a SuperLink and N SuperNodes on this machine, with and
     without a SuperNode killed mid-fit: centres and cost against the in-process fit, ledger,
     Flower payload and wire bytes, wall time per round, devices lost."""
     output:

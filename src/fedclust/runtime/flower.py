@@ -74,7 +74,8 @@ from ..rounds import aggregate_centers, round_history, sample_participants
 
 __all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
            "demo_params", "fit_in_process", "launch", "measurements", "run_and_measure",
-           "run_config_toml", "server_app", "write_app", "write_partitions"]
+           "run_config_toml", "server_app", "summary_markdown", "write_app",
+           "write_partitions"]
 
 #: The estimators that run as Flower apps, by the name the run config gives.
 ALGORITHMS = {"kfed": KFed, "fedkmeans": FederatedKMeans, "localkmeans": LocalKMeans,
@@ -950,6 +951,48 @@ def measurements(run: FlowerRun, fitted, *, algorithm: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The rows of :func:`summary_markdown`: label, metric of :func:`measurements`, format.
+SUMMARY_ROWS = (
+    ("centres: max abs diff vs in-process", "centers_max_abs_diff", "{:.1e}"),
+    ("cost: relative diff vs in-process", "cost_rel_diff", "{:.1e}"),
+    ("ledger rounds", "ledger_rounds", "{:,.0f}"),
+    ("ledger bytes", "ledger_bytes", "{:,.0f}"),
+    ("payload: ledger's records", "payload_ledger_bytes", "{:,.0f}"),
+    ("  \u2026 over ledger", "payload_ledger_over_ledger", "{:.2f}"),
+    ("payload: all the algorithm sends", "payload_bytes", "{:,.0f}"),
+    ("  of which k-FED's draws", "payload_draws_bytes", "{:,.0f}"),
+    ("payload bytes per message", "payload_bytes_per_message", "{:,.0f}"),
+    ("control (sizes, final centres, costs)", "control_bytes", "{:,.0f}"),
+    ("wire bytes (all SuperNodes' TCP streams)", "wire_bytes", "{:,.0f}"),
+    ("  \u2026 over payload + control", "wire_over_payload", "{:.0f}"),
+    ("wall s per ledger round", "wall_s_per_round", "{:.1f}"),
+    ("wall s, launch to stop", "wall_s", "{:.0f}"),
+    ("devices lost", "devices_lost", "{:.0f}"),
+)
+
+
+def summary_markdown(table: pd.DataFrame) -> str:
+    """The run-level rows of :func:`measurements` tables (one or several runs) as one Markdown
+    table, a column per run (``algorithm, N=n`` and the killed devices), the rows of
+    :data:`SUMMARY_ROWS`: what the README shows, rendered from the CSV rather than typed."""
+    runs = table[table["scope"] == "run"].copy()
+    runs["lost_devices"] = runs["lost_devices"].fillna("").astype(str)
+    order = runs[["algorithm", "n_nodes", "lost_devices"]].drop_duplicates()
+    wide = runs.pivot_table(index=["algorithm", "n_nodes", "lost_devices"], columns="metric",
+                            values="value", aggfunc="first")
+    heads, columns = [], []
+    for algorithm, n_nodes, lost in order.itertuples(index=False):
+        lost_text = "" if lost in ("", "nan") else f", {lost.replace(';', ', ')} killed"
+        heads.append(f"{algorithm}, N={int(n_nodes)}{lost_text}")
+        columns.append(wide.loc[(algorithm, n_nodes, lost)])
+    lines = ["| | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+    for label, metric, fmt in SUMMARY_ROWS:
+        cells = [fmt.format(col[metric]) if metric in col and pd.notna(col[metric]) else "\u2013"
+                 for col in columns]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------------------- command line
 #: Each algorithm's parameters in the demonstration runs (``random_state`` added per run).
 DEMO_PARAMS = {
@@ -1028,6 +1071,9 @@ def main(argv=None) -> int:
     app = commands.add_parser("write-app", help="write the Flower app folder that `flwr run` "
                               "submits to a SuperLink")
     app.add_argument("directory")
+    summary = commands.add_parser("summary", help="print the run-level measurements of one or "
+                                  "more `run` CSVs as one Markdown table (the README's)")
+    summary.add_argument("csv", nargs="+")
     split = commands.add_parser("partition", help="split a data set into one .npz per device "
                                 "(a SuperNode's data-path)")
     split.add_argument("data", help=".npz with arrays X and devices (and w, optional)")
@@ -1035,6 +1081,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "write-app":
         print(write_app(args.directory))
+        return 0
+    if args.command == "summary":
+        print(summary_markdown(pd.concat([pd.read_csv(path, dtype={"lost_devices": str})
+                                           for path in args.csv],
+                                         ignore_index=True)), end="")
         return 0
     if args.command == "partition":
         with np.load(args.data) as data:

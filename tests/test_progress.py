@@ -51,3 +51,17 @@ def test_a_long_step_gets_a_heartbeat_line_saying_which_step_runs(caplog):
     count = len(caplog.records)
     time.sleep(0.2)                  # closed: the heartbeat stopped
     assert len(caplog.records) == count
+
+
+def test_the_heartbeat_is_due_a_heartbeat_after_the_last_line_whatever_wrote_it(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr("fedclust.progress.time.monotonic", lambda: now[0])
+    bar = Progress(4, "grid", interval=30.0, heartbeat=None)  # no thread: the clock is ours
+    bar.heartbeat = 50.0
+    assert bar._until_due() == 50.0
+    now[0] = 35.0
+    bar.update()                     # a line at 35 s (interval 30 s passed)
+    now[0] = 50.0                    # the heartbeat would have woken here: due 35 s later
+    assert bar._until_due() == 35.0  # silence at most 50 s, not 50 + 35
+    now[0] = 90.0
+    assert bar._until_due() == 0.0

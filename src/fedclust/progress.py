@@ -5,9 +5,9 @@ it is not (a Snakemake ``log:`` file, a SLURM output file, a pipe) it writes one
 through the ``fedclust`` logger at most every ``interval`` seconds and at the end, instead of
 the bar's carriage-return redraws that fill a log with thousands of partial lines. Each line
 gives the steps done, the time so far and, at the rate so far, the time left; a step that
-runs longer than ``heartbeat`` seconds (a baseline run of minutes) gets a line every
-``heartbeat`` seconds saying which step is running and for how long, so that a log of a run
-of hours never stays silent for more than a minute.
+runs long (a baseline run of minutes) gets a line ``heartbeat`` seconds (50) after the last
+line saying which step is running and for how long, so that a log of a run of hours never
+stays silent for more than a minute.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from tqdm.auto import tqdm
 __all__ = ["progress", "Progress"]
 
 _log = logging.getLogger("fedclust.progress")
+#: Seconds of silence before a heartbeat line: under a minute with a compiled call (which holds
+#: the interpreter until it returns, a few seconds at most) in flight.
+_HEARTBEAT = 50.0
 
 
 def _is_terminal(stream) -> bool:
@@ -43,7 +46,7 @@ class Progress:
 
     def __init__(self, total: int | None, desc: str, *, interval: float = 30.0,
                  unit: str = "it", logger: logging.Logger = _log,
-                 heartbeat: float | None = 60.0):
+                 heartbeat: float | None = _HEARTBEAT):
         self.total, self.desc, self.unit = total, desc, unit
         self.interval, self.logger = interval, logger
         self.count = 0
@@ -56,12 +59,19 @@ class Progress:
             threading.Thread(target=self._beat, name=f"progress: {desc}", daemon=True).start()
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.heartbeat):
+        while not self._stop.wait(self._until_due()):
             with self._lock:
                 now = time.monotonic()
                 if now - self._last >= self.heartbeat:
                     self._last = now
                     self._write(now, running=now - self._step_start)
+
+    def _until_due(self) -> float:
+        """Seconds until ``heartbeat`` after the last line: the heartbeat wakes then, not a
+        whole ``heartbeat`` after its previous wake (which let a line from :meth:`update` in
+        between stretch a silence to almost twice the heartbeat)."""
+        with self._lock:
+            return max(self._last + self.heartbeat - time.monotonic(), 0.0)
 
     def update(self, n: int = 1) -> None:
         with self._lock:

@@ -38,3 +38,16 @@ def test_greedy_seeding_is_for_kmeans_only(rng):
         best_kmeans(X, 3, [0], objective="kmedian", seeding="greedy")
     with pytest.raises(ValueError, match="seeding"):
         best_kmeans(X, 3, [0], seeding="random")
+
+
+def test_reference_kmeans_reports_its_restarts_only_when_named(rng, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="fedclust.progress")
+    X = rng.normal(size=(200, 3))
+    named = reference_kmeans(X, 3, seed=0, n_init=2, desc="oracle k=3")
+    assert [r.getMessage().split(" in ")[0] for r in caplog.records] == [
+        "oracle k=3: done 2/2 restart (100%)"]
+    caplog.clear()
+    silent = reference_kmeans(X, 3, seed=0, n_init=2)
+    assert caplog.records == [] and silent.inertia == named.inertia

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ._validation import check_choice
 from .lloyd import LloydResult, lloyd
+from .progress import progress
 from .seeding import kmeans_plusplus
 from .seeds import seed_for
 
@@ -28,7 +29,8 @@ __all__ = ["best_kmeans", "reference_kmeans"]
 
 def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
                 max_iter: int = 300, objective: str = "kmeans",
-                algorithm: str = "lloyd", seeding: str = "kmeans++") -> LloydResult:
+                algorithm: str = "lloyd", seeding: str = "kmeans++",
+                desc: str | None = None) -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
 
     Parameters
@@ -52,6 +54,9 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
         (:func:`fedclust.seeding.kmeans_plusplus`); ``"greedy"``: scikit-learn's greedy
         k-means++ (:func:`sklearn.cluster.kmeans_plusplus`; k-means with non-negative weights
         only).
+    desc : str, optional
+        Show progress over the restarts under this name (:func:`fedclust.progress.progress`:
+        log lines in a job, with a heartbeat while a restart runs); None shows none.
 
     Returns
     -------
@@ -81,7 +86,7 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     if not seeds:
         raise ValueError("seeds must hold at least one seed (one restart each)")
     best = None
-    for seed in seeds:
+    for seed in progress(seeds, desc=desc or "", disable=desc is None, unit="restart"):
         if seeding == "greedy":
             from sklearn.cluster import kmeans_plusplus as greedy_kmeans_plusplus
 
@@ -98,7 +103,7 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
 
 
 def reference_kmeans(X, n_clusters: int, *, seed: int, n_init: int = 1,
-                     max_iter: int = 300) -> LloydResult:
+                     max_iter: int = 300, desc: str | None = None) -> LloydResult:
     """The centralized reference: k-means on all of ``X``, best of ``n_init`` restarts.
 
     Each restart is greedy k-means++ (scikit-learn's, what a user's ``KMeans`` starts from)
@@ -112,6 +117,8 @@ def reference_kmeans(X, n_clusters: int, *, seed: int, n_init: int = 1,
     seed : int
     n_init : int, default=1
     max_iter : int, default=300
+    desc : str, optional
+        Show progress over the restarts under this name (see :func:`best_kmeans`).
 
     Returns
     -------
@@ -126,4 +133,4 @@ def reference_kmeans(X, n_clusters: int, *, seed: int, n_init: int = 1,
     ([0.1, 10.1], 0.04)
     """
     seeds = [seed_for(seed, f"restart={restart}") for restart in range(int(n_init))]
-    return best_kmeans(X, n_clusters, seeds, max_iter=max_iter, seeding="greedy")
+    return best_kmeans(X, n_clusters, seeds, max_iter=max_iter, seeding="greedy", desc=desc)

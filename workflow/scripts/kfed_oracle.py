@@ -12,7 +12,8 @@ with job(snakemake) as log:
     data = read_prepared(snakemake.input[0])
     log.info("%s: oracle k-means, k=%d, %d restarts", data.description, k, cfg["oracle_n_init"])
     result = reference_kmeans(data.X, k, seed=oracle_seed(snakemake.params.seed, data.name, k),
-                              n_init=cfg["oracle_n_init"], max_iter=cfg["oracle_max_iter"])
+                              n_init=cfg["oracle_n_init"], max_iter=cfg["oracle_max_iter"],
+                              desc=f"oracle k-means {data.name} k={k}")
     write_oracle(result, snakemake.output[0])
     log.info("cost %.6g after %d iterations (converged: %s)", result.inertia, result.n_iter,
              result.converged)

@@ -303,15 +303,17 @@ def test_summary_markdown_puts_one_column_per_run_with_its_lost_devices():
 
     import pandas as pd
 
-    table = pd.DataFrame(run("kfed", "", {"ledger_bytes": 960, "centers_max_abs_diff": 0.0,
-                                          "devices_lost": 0})
+    table = pd.DataFrame(run("fedkmeans", "", {"ledger_bytes": 8272, "devices_lost": 0})
                          + run("kfed", "2", {"ledger_bytes": 960, "devices_lost": 1,
-                                             "wire_over_payload": 52.4}))
+                                             "wire_over_payload": 52.4})
+                         + run("kfed", "", {"ledger_bytes": 960, "centers_max_abs_diff": 0.0,
+                                            "devices_lost": 0}))
     lines = flower.summary_markdown(table).splitlines()
-    assert lines[0] == "| | kfed, N=10 | kfed, N=10, 2 killed |"
-    assert "| ledger bytes | 960 | 960 |" in lines
-    assert "| devices lost | 0 | 1 |" in lines
-    assert "| centres: max abs diff vs in-process | 0.0e+00 | \u2013 |" in lines
+    # the vocabulary's order of algorithms, the run without losses first
+    assert lines[0] == "| | kfed, N=10 | kfed, N=10, 2 killed | fedkmeans, N=10 |"
+    assert "| ledger bytes | 960 | 960 | 8,272 |" in lines
+    assert "| devices lost | 0 | 1 | 0 |" in lines
+    assert "| centres: max abs diff vs in-process | 0.0e+00 | \u2013 | \u2013 |" in lines
     # a device's row is not a run's: 1e9 appears nowhere
     assert "1,000,000,000" not in "\n".join(lines)
-    assert "|   \u2026 over payload + control | \u2013 | 52 |" in lines
+    assert "|   \u2026 over payload + control | \u2013 | 52 | \u2013 |" in lines

@@ -71,6 +71,7 @@ from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
 from ..rounds import aggregate_centers, round_history, sample_participants
+from ..vocabulary import ALGORITHMS as VOCABULARY_ALGORITHMS
 
 __all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
            "demo_params", "fit_in_process", "launch", "measurements", "run_and_measure",
@@ -977,7 +978,12 @@ def summary_markdown(table: pd.DataFrame) -> str:
     :data:`SUMMARY_ROWS`: what the README shows, rendered from the CSV rather than typed."""
     runs = table[table["scope"] == "run"].copy()
     runs["lost_devices"] = runs["lost_devices"].fillna("").astype(str)
+    # the vocabulary's order of algorithms (as the figure), each run without losses first
+    rank = {name: i for i, name in enumerate(VOCABULARY_ALGORITHMS)}
     order = runs[["algorithm", "n_nodes", "lost_devices"]].drop_duplicates()
+    order = order.iloc[sorted(range(len(order)), key=lambda i: (
+        rank.get(order.iloc[i, 0], len(rank)), order.iloc[i, 0], order.iloc[i, 1],
+        order.iloc[i, 2] not in ("", "nan"), order.iloc[i, 2]))]
     wide = runs.pivot_table(index=["algorithm", "n_nodes", "lost_devices"], columns="metric",
                             values="value", aggfunc="first")
     heads, columns = [], []

@@ -255,3 +255,13 @@ def test_the_targets_command_names_a_bad_config_file_and_its_line(tmp_path, caps
     assert main(["--root", str(REPO), "--configfile", str(bad)]) == 2
     assert "config key 'fedkmeans.seeds': '3' is not of type integer" in capsys.readouterr().err
 
+
+
+def test_algorithm_rank_sorts_by_the_vocabulary_and_others_after_in_their_order():
+    import pandas as pd
+
+    from fedclust.vocabulary import algorithm_rank
+
+    table = pd.DataFrame({"algorithm": ["mine", "fedkmeans", "kfed", "other", "centralized"]})
+    ordered = table.sort_values("algorithm", key=algorithm_rank, kind="stable")
+    assert ordered["algorithm"].tolist() == ["centralized", "kfed", "fedkmeans", "mine", "other"]

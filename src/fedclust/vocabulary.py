@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 
-__all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "DatasetSpec", "DATASETS", "SYNTHETIC",
-           "MIXTURE", "title_of", "dataset_names", "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS",
+__all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "algorithm_rank", "DatasetSpec",
+           "DATASETS", "SYNTHETIC", "MIXTURE", "title_of", "dataset_names",
+           "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS",
            "CORESET_GRAPHS", "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
 
 
@@ -32,6 +33,14 @@ ALGORITHM_TITLES = {"centralized": "centralized", "kfed": "k-FED",
                     "distributed_lloyd": "distributed Lloyd", "localkmeans": "LocalKMeans",
                     "coreset": "coreset", "fedkmeans": "federated k-means"}
 ALGORITHMS = tuple(ALGORITHM_TITLES)
+_ALGORITHM_RANK = {name: i for i, name in enumerate(ALGORITHMS)}
+
+
+def algorithm_rank(algorithms):
+    """Sort key of an ``algorithm`` column (``DataFrame.sort_values(key=...)``): the family's
+    place in :data:`ALGORITHMS`, any other family after them all (sort stably to keep their
+    order)."""
+    return algorithms.map(_ALGORITHM_RANK).fillna(len(_ALGORITHM_RANK))
 
 #: LocalKMeans: how an initialization is spelled in file names.
 LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}

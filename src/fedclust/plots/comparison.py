@@ -7,8 +7,9 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from ..experiments.comparison import ALGORITHMS, PARTITIONS
+from ..experiments.comparison import PARTITIONS
 from ..summaries.comparison import comparison_stats, label_of
+from ..vocabulary import algorithm_rank
 from ._style import dataset_title, new_figure
 
 __all__ = ["pareto_front", "plot_pareto", "plot_dropout", "plot_heterogeneity"]
@@ -16,9 +17,7 @@ __all__ = ["pareto_front", "plot_pareto", "plot_dropout", "plot_heterogeneity"]
 def _in_order(stats: pd.DataFrame) -> pd.DataFrame:
     """The rows with the families in the order of ``ALGORITHMS``, any other family (one a
     user added to the comparison) after them in the table's order."""
-    known = {a: i for i, a in enumerate(ALGORITHMS)}
-    return stats.sort_values("algorithm", key=lambda s: s.map(known).fillna(len(known)),
-                             kind="stable")
+    return stats.sort_values("algorithm", key=algorithm_rank, kind="stable")
 
 
 def _markers(stats: pd.DataFrame) -> dict:

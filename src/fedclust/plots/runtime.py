@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..vocabulary import ALGORITHM_TITLES, ALGORITHMS
+from ..vocabulary import ALGORITHM_TITLES, algorithm_rank
 from ._style import new_figure
 
 __all__ = ["BYTE_LAYERS", "plot_flower_bytes"]
@@ -27,9 +27,10 @@ def plot_flower_bytes(table: pd.DataFrame):
     difference from 1 written above each bar."""
     runs = table[table["scope"] == "run"]
     chosen = []
-    order = {name: i for i, name in enumerate(ALGORITHMS)}
-    for algorithm, rows in sorted(runs.groupby("algorithm"),
-                                  key=lambda item: (order.get(item[0], len(order)), item[0])):
+    # the vocabulary's order of algorithms, any other by name after them
+    by_name = runs.sort_values("algorithm", kind="stable")
+    for algorithm, rows in by_name.sort_values("algorithm", key=algorithm_rank,
+                                               kind="stable").groupby("algorithm", sort=False):
         intact = rows[rows["lost_devices"].fillna("").astype(str) == ""]
         chosen.append((algorithm, intact if len(intact) else rows))
     # two-word titles on two lines: four algorithms side by side in a 3.6-inch panel

@@ -71,7 +71,7 @@ from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
 from ..rounds import aggregate_centers, round_history, sample_participants
-from ..vocabulary import ALGORITHMS as VOCABULARY_ALGORITHMS
+from ..vocabulary import algorithm_rank
 
 __all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
            "demo_params", "fit_in_process", "launch", "measurements", "run_and_measure",
@@ -979,16 +979,15 @@ def summary_markdown(table: pd.DataFrame) -> str:
     runs = table[table["scope"] == "run"].copy()
     runs["lost_devices"] = runs["lost_devices"].fillna("").astype(str)
     # the vocabulary's order of algorithms (as the figure), each run without losses first
-    rank = {name: i for i, name in enumerate(VOCABULARY_ALGORITHMS)}
     order = runs[["algorithm", "n_nodes", "lost_devices"]].drop_duplicates()
-    order = order.iloc[sorted(range(len(order)), key=lambda i: (
-        rank.get(order.iloc[i, 0], len(rank)), order.iloc[i, 0], order.iloc[i, 1],
-        order.iloc[i, 2] not in ("", "nan"), order.iloc[i, 2]))]
+    order = order.assign(killed=order["lost_devices"] != "").sort_values(
+        ["algorithm", "n_nodes", "killed", "lost_devices"], kind="stable").sort_values(
+        "algorithm", key=algorithm_rank, kind="stable").drop(columns="killed")
     wide = runs.pivot_table(index=["algorithm", "n_nodes", "lost_devices"], columns="metric",
                             values="value", aggfunc="first")
     heads, columns = [], []
     for algorithm, n_nodes, lost in order.itertuples(index=False):
-        lost_text = "" if lost in ("", "nan") else f", {lost.replace(';', ', ')} killed"
+        lost_text = f", {lost.replace(';', ', ')} killed" if lost else ""
         heads.append(f"{algorithm}, N={int(n_nodes)}{lost_text}")
         columns.append(wide.loc[(algorithm, n_nodes, lost)])
     lines = ["| | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]

@@ -209,10 +209,12 @@ def record_ci_log(path: Path, commit: str, day: str) -> None:
         if match is None:
             raise SystemExit(f"{path}: no line matching {pattern!r}: not a finished CI log")
         found[step] = int(match.group(1))
-    # what CI installs: the base lock and the Flower extra's (README, ci:install)
-    packages = sum(1 for lock in ("requirements.lock", "requirements-flower.lock")
-                   for line in (REPO / lock).read_text().splitlines()
-                   if line and not line.startswith("#"))
+    # what CI installs: the base lock and the Flower extra's (README, ci:install), each
+    # package once (the extra's lock pins a base package again with the extras it asks for)
+    packages = len({re.sub(r"[-_.]+", "-", re.split(r"[\[=]", line, maxsplit=1)[0].lower())
+                    for lock in ("requirements.lock", "requirements-flower.lock")
+                    for line in (REPO / lock).read_text().splitlines()
+                    if line and not line.startswith("#")})
     record_step("install", found["install"], packages, "packages", commit=commit, day=day)
     record_step("ci tests", found["ci tests"], _passed(log), "tests", commit=commit, day=day)
     record_step("ci total", found["ci total"], None, "", commit=commit, day=day)

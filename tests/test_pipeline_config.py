@@ -35,7 +35,7 @@ def merged(base, override):
     return out
 
 
-@pytest.mark.parametrize("profile", [None, "ci.yaml"])
+@pytest.mark.parametrize("profile", [None, "ci.yaml", "beyond_paper.yaml"])
 def test_profiles_validate(profile):
     config = load("config.yaml")
     if profile:
@@ -65,6 +65,8 @@ def test_the_quick_profile_holds_only_what_it_changes():
     (or to the schema's default, where config.yaml leaves it out) is a second home for it."""
     repeated = _repeated(load("config.yaml"), load("ci.yaml"))
     assert not repeated, f"config/ci.yaml repeats the paper profile's values: {repeated}"
+    beyond = _repeated(load("config.yaml"), load("beyond_paper.yaml"))
+    assert not beyond, f"config/beyond_paper.yaml repeats the paper profile's values: {beyond}"
     # a value repeated at any depth, or a schema default written out, is named
     quick = merged(load("ci.yaml"), {"kfed": {"table1": {"separation": 100}},
                                      "datasets": {"mnist_cnn": {"max_train": None}}})

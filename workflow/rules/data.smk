@@ -66,7 +66,9 @@ rule train_embedding:
         dataset="|".join(datasets.dataset_names(embedding=True)),
     conda:
         ENV
-    threads: 2
+    # one thread: a second gave 1.3x (the CIFAR-10 CNN at paper scale, 0b2e18e) for twice the
+    # cores; even alone on one core (about 24 min) it is shorter than the longest coreset job
+    threads: 1
     resources:
         mem_mb=2500,
         runtime=240,

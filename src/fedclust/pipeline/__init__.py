@@ -6,6 +6,8 @@ run.
 * :mod:`~fedclust.pipeline.data` -- the data sets, their sources and file names;
 * :mod:`~fedclust.pipeline.config` -- validation of the config with the schema's defaults;
 * :mod:`~fedclust.pipeline.job` -- logging, threads and error reporting of every script.
+* :mod:`~fedclust.pipeline.schedule` -- a profile's wall time on N cores, planned from a
+  finished run's job times over the current job graph.
 
 The Snakefile imports this package at parse time: nothing here imports the numerical stack
 until a job calls it.

@@ -1,0 +1,80 @@
+"""Estimate a profile's wall time on N cores from a finished run's job times.
+
+Lays the job times of a finished run (its ``results/benchmarks/**.tsv``) over the job graph of
+a profile at the current commit (``snakemake -n`` in a clean copy of the workflow), and list-
+schedules it on each number of cores (:mod:`fedclust.pipeline.schedule`): what the profile
+would take now, before hours of running it again. A plan, not a measurement.
+
+    python benchmarks/schedule.py --run /path/to/finished/paper/run --cores 2 4 8
+
+Two estimates: from the jobs' wall times (a rule that now asks for fewer threads than the
+measured run's Snakemake logs, ``.snakemake/log/*.log``, show it ran on: from its CPU time),
+an upper one where the measured run shared its machine; and from their CPU times, a lower one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profiles import REPO, config_file, copy_workflow  # noqa: E402
+
+from fedclust.pipeline.benchmarks import format_seconds  # noqa: E402
+from fedclust.pipeline.schedule import (  # noqa: E402
+    job_seconds,
+    list_schedule,
+    parse_dry_run,
+)
+
+
+def dry_run(profile: str, extra: list[str]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_workflow(Path(tmp))
+        result = subprocess.run(
+            ["snakemake", "-n", "--cores", "2", "--configfile",
+             str(config_file(profile).relative_to(REPO)), *extra],
+            cwd=tmp, capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def measured_threads(run: Path) -> dict[str, int]:
+    threads: dict[str, int] = {}
+    for log in sorted((run / ".snakemake" / "log").glob("*.log")):
+        for job in parse_dry_run(log.read_text()):
+            threads[job.rule] = max(threads.get(job.rule, 1), job.threads)
+    return threads
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", type=Path, required=True,
+                        help="a finished run's directory (its results/benchmarks/)")
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("--cores", type=int, nargs="+", default=[2])
+    parser.add_argument("--configfile", action="append", default=[],
+                        help="further config files merged over the profile's")
+    args = parser.parse_args(argv)
+    extra = [f for path in args.configfile for f in ("--configfile", path)]
+    jobs = parse_dry_run(dry_run(args.profile, extra))
+    then = measured_threads(args.run)
+    print(f"{args.profile} profile at this commit: {len(jobs)} jobs, from {args.run}")
+    print("| cores | job times | job time | longest path first | dry run's order |\n"
+          "|---|---|---|---|---|")
+    for basis in ("wall", "cpu"):
+        seconds = [job_seconds(job, args.run, basis=basis, measured_threads=then)
+                   for job in jobs]
+        for cores in args.cores:
+            print(f"| {cores} | {basis} | {format_seconds(sum(seconds))} | "
+                  f"{format_seconds(list_schedule(jobs, seconds, cores))} | "
+                  f"{format_seconds(list_schedule(jobs, seconds, cores, order='dry_run'))} |")
+    unmeasured = sorted({job.rule for job in jobs if job.benchmark
+                         and not (args.run / job.benchmark).exists()})
+    if unmeasured:
+        print(f"not in that run (taken as 0 s): {', '.join(unmeasured)}")
+
+if __name__ == "__main__":
+    main()

@@ -10,21 +10,27 @@ would take now, before hours of running it again. A plan, not a measurement.
 Two estimates: from the jobs' wall times (a rule that now asks for fewer threads than the
 measured run's Snakemake logs, ``.snakemake/log/*.log``, show it ran on: from its CPU time),
 an upper one where the measured run shared its machine; and from their CPU times, a lower one.
+A run made before a partition's coreset runs were split into jobs of ``coreset.runs_per_job``
+gives each chunk its share, by runs, of the partition's one job.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profiles import REPO, config_file, copy_workflow  # noqa: E402
 
 from fedclust.pipeline.benchmarks import format_seconds  # noqa: E402
 from fedclust.pipeline.schedule import (  # noqa: E402
+    PlannedJob,
     job_seconds,
     list_schedule,
     parse_dry_run,
@@ -39,6 +45,20 @@ def dry_run(profile: str, extra: list[str]) -> str:
              str(config_file(profile).relative_to(REPO)), *extra],
             cwd=tmp, capture_output=True, text=True, check=True)
     return result.stdout
+
+
+def _chunk_of_whole_partition(job, run: Path, basis: str, runs: int):
+    """A chunk of a partition's runs, in a run made when one job ran all ``runs`` of it (before
+    ``coreset.runs_per_job``): its share of that job's time, by its runs."""
+    match = re.fullmatch(r"(.*)/runs(\d+)-(\d+)\.tsv", job.benchmark or "")
+    if job.rule != "coreset_setting" or match is None:
+        return None
+    whole = run / f"{match.group(1)}.tsv"
+    if not whole.exists():
+        return None
+    share = (int(match.group(3)) - int(match.group(2)) + 1) / runs
+    return share * job_seconds(PlannedJob(job.rule, benchmark=f"{match.group(1)}.tsv",
+                                          threads=job.threads), run, basis=basis)
 
 
 def measured_threads(run: Path) -> dict[str, int]:
@@ -61,18 +81,27 @@ def main(argv=None) -> None:
     extra = [f for path in args.configfile for f in ("--configfile", path)]
     jobs = parse_dry_run(dry_run(args.profile, extra))
     then = measured_threads(args.run)
+    runs = yaml.safe_load(config_file(args.profile).read_text())["coreset"]["runs"]
+
+    def measured(job, basis):
+        if job.benchmark and not (args.run / job.benchmark).exists():
+            share = _chunk_of_whole_partition(job, args.run, basis, runs)
+            if share is not None:
+                return share
+        return job_seconds(job, args.run, basis=basis, measured_threads=then)
+
     print(f"{args.profile} profile at this commit: {len(jobs)} jobs, from {args.run}")
     print("| cores | job times | job time | longest path first | dry run's order |\n"
           "|---|---|---|---|---|")
     for basis in ("wall", "cpu"):
-        seconds = [job_seconds(job, args.run, basis=basis, measured_threads=then)
-                   for job in jobs]
+        seconds = [measured(job, basis) for job in jobs]
         for cores in args.cores:
             print(f"| {cores} | {basis} | {format_seconds(sum(seconds))} | "
                   f"{format_seconds(list_schedule(jobs, seconds, cores))} | "
                   f"{format_seconds(list_schedule(jobs, seconds, cores, order='dry_run'))} |")
     unmeasured = sorted({job.rule for job in jobs if job.benchmark
-                         and not (args.run / job.benchmark).exists()})
+                         and not (args.run / job.benchmark).exists()
+                         and _chunk_of_whole_partition(job, args.run, "wall", runs) is None})
     if unmeasured:
         print(f"not in that run (taken as 0 s): {', '.join(unmeasured)}")
 

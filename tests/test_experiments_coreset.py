@@ -12,6 +12,7 @@ from fedclust.claims.coreset import (
 )
 from fedclust.coreset import theoretical_coreset_size
 from fedclust.experiments.coreset import (
+    SETTING_IDS,
     baseline_runs,
     global_cost,
     make_graph,
@@ -162,6 +163,30 @@ def test_baseline_runs_do_not_depend_on_their_number():
                      show_progress=False)
 
 
+@pytest.mark.parametrize("partition", ["uniform", "degree"])
+def test_runs_split_over_calls_give_the_rows_of_one_call(partition):
+    # the pipeline's jobs compute coreset.runs_per_job runs each: together their rows are the
+    # one call's, value for value (graph-shared draws and per-graph ones)
+    X = blobs(600)
+    settings = {**SETTINGS, "zhang_coreset_sizes": [60]}
+    base = baseline_runs(X, 4, settings, dataset="toy", objective="kmeans", base_seed=0,
+                         runs=3, show_progress=False)
+
+    def rows(runs):
+        return setting_runs(X, 4, settings, dataset="toy", objective="kmeans",
+                            graphs=["grid", "erdos_renyi"], n_sites=9, partition=partition,
+                            runs=runs, base_seed=0, baseline=base, show_progress=False)
+
+    def ordered(table):
+        return table.sort_values([*SETTING_IDS, "metric"]).reset_index(drop=True)
+
+    whole = rows(3)
+    split = pd.concat([rows([0, 1]), rows(range(2, 3))], ignore_index=True)
+    assert len(split) == len(whole)
+    pd.testing.assert_frame_equal(ordered(split), ordered(whole))
+    assert set(rows([2]).run) == {2}
+
+
 def test_kmedian_setting_uses_distances():
     X = blobs(600)
     settings = {**SETTINGS, "zhang_coreset_sizes": [], "n_init": 5}
@@ -297,6 +322,9 @@ def test_job_settings_do_not_change_when_other_jobs_are_added():
     more["coreset"]["diameter"]["sides"] = [4, 20]
     assert job_settings(more, "msd_mixture") == before
     assert job_settings(more, "postures")["n_clusters"] == {"postures": 5}
+    # how many runs a job computes changes no job's numbers (only which jobs exist)
+    more["coreset"]["runs_per_job"] = 7
+    assert job_settings(more, "msd_mixture") == before
     # what a job computes with does change it
     more["coreset"]["n_init"] = 2
     assert job_settings(more, "msd_mixture") != before
@@ -304,3 +332,25 @@ def test_job_settings_do_not_change_when_other_jobs_are_added():
         config["coreset"]["kmedian"]["runs"]
     diameter = job_settings(config, "msd_mixture", diameter=True)["diameter"]
     assert "sides" not in diameter and diameter["partition"] == "weighted"
+
+
+def test_setting_parts_chunk_the_runs_in_run_order():
+    from fedclust.pipeline.coreset import baseline_parts, run_chunks, setting_parts
+
+    assert run_chunks(30, 10) == [(0, 9), (10, 19), (20, 29)]
+    assert run_chunks(5, 10) == [(0, 4)]
+    assert run_chunks(7, 3) == [(0, 2), (3, 5), (6, 6)]
+    config = {"coreset": {"n_sites": 100, "runs": 7, "runs_per_job": 3,
+                          "partitions": ["uniform", "degree"], "datasets": ["msd_mixture"],
+                          "kmedian": {"runs": 2, "partitions": ["weighted"],
+                                      "datasets": ["msd_mixture"]}}}
+    prefix = "results/coreset/kmeans/msd_mixture/n100"
+    assert setting_parts(config) == [
+        f"{prefix}/{partition}/runs{chunk}.csv" for partition in ("uniform", "degree")
+        for chunk in ("0-2", "3-5", "6-6")]
+    assert setting_parts(config, "kmedian") == [
+        "results/coreset/kmedian/msd_mixture/n100/weighted/runs0-1.csv"]
+    # a chunk's job waits for its own runs' baselines only
+    assert baseline_parts(config, "kmeans", "msd_mixture", runs=range(3, 6)) == [
+        f"results/coreset/kmeans/msd_mixture/baseline/run{r}.csv" for r in (3, 4, 5)]
+    assert len(baseline_parts(config, "kmeans", "msd_mixture")) == 7

@@ -35,18 +35,21 @@ rule coreset_baseline:
 
 
 rule coreset_setting:
-    """Figs 2-3 (or the k-median panel), one partition on every graph of the panel: every
-    run, every size (a run's draws and solutions are shared by the graphs where the
-    partition does not depend on the graph)."""
+    """Figs 2-3 (or the k-median panel), one partition on every graph of the panel: runs
+    first..last (coreset.runs_per_job of them), every size (a run's draws and solutions are
+    shared by the graphs where the partition does not depend on the graph)."""
     input:
         features=coreset_pipeline.features_input,
         baseline=coreset_baseline_parts,
     output:
-        "results/coreset/{objective}/{cdata}/n{sites}/{partition}.csv",
+        "results/coreset/{objective}/{cdata}/n{sites}/{partition}/runs{first}-{last}.csv",
     log:
-        "results/logs/coreset/{objective}/{cdata}/n{sites}/{partition}.log",
+        "results/logs/coreset/{objective}/{cdata}/n{sites}/{partition}/runs{first}-{last}.log",
     benchmark:
-        "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{partition}.tsv"
+        "results/benchmarks/coreset_setting/coreset/{objective}/{cdata}/n{sites}/{partition}/runs{first}-{last}.tsv"
+    wildcard_constraints:
+        first=r"\d+",
+        last=r"\d+",
     conda:
         ENV
     threads: 1

@@ -70,7 +70,12 @@ def coreset_settings(wildcards):
 
 
 def coreset_baseline_parts(wildcards):
-    return coreset_pipeline.baseline_parts(config, wildcards.objective, wildcards.cdata)
+    return coreset_pipeline.baseline_parts(
+        config,
+        wildcards.objective,
+        wildcards.cdata,
+        runs=range(int(wildcards.first), int(wildcards.last) + 1),
+    )
 
 
 def coreset_graphs(wildcards):

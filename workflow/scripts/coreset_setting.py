@@ -9,11 +9,12 @@ from fedclust.pipeline.job import job
 with job(snakemake) as log:
     w = snakemake.wildcards
     graphs = list(snakemake.params.graphs)
-    log.info("%s (%s), %s sites, %s partition on %s", w.cdata, w.objective, w.sites,
-             w.partition, ", ".join(graphs))
+    runs = range(int(w.first), int(w.last) + 1)
+    log.info("%s (%s), %s sites, %s partition on %s, runs %s-%s", w.cdata, w.objective,
+             w.sites, w.partition, ", ".join(graphs), w.first, w.last)
     table = setting_table(w.cdata, w.objective, next(iter(snakemake.input.features), None),
                           snakemake.input.baseline, snakemake.params.settings, graphs=graphs,
                           n_sites=int(w.sites), partition=w.partition,
-                          base_seed=snakemake.params.seed)
+                          base_seed=snakemake.params.seed, runs=runs)
     write_table(table, snakemake.output[0])
     log.info("wrote %d rows to %s", len(table), snakemake.output[0])

@@ -212,7 +212,7 @@ _GRAPH_FREE_PARTITIONS = ("uniform", "similarity", "weighted")
 
 
 def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str,
-                 objective: str, graphs, n_sites: int, partition: str, runs: int,
+                 objective: str, graphs, n_sites: int, partition: str, runs,
                  base_seed: int, baseline: pd.DataFrame, zhang: bool = True,
                  show_progress: bool = True) -> pd.DataFrame:
     """Every run of one partition on each of ``graphs``: the distributed coreset, COMBINE and
@@ -237,8 +237,12 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         ``constant``).
     graphs : sequence of str
         Graph names (:func:`make_graph`).
+    runs : int or sequence of int
+        How many (runs ``0..runs-1``) or which run indices. A run's rows depend only on its
+        index (its seeds are named by it), so runs computed in separate calls (the pipeline's
+        jobs of ``coreset.runs_per_job`` runs) give the rows of one call, in run order.
     baseline : DataFrame
-        :func:`baseline_runs` of the same data set and objective (at least ``runs`` runs).
+        :func:`baseline_runs` of the same data set and objective (holding every run asked for).
     zhang : bool
         Whether to run Zhang et al.'s construction (Fig. 3).
 
@@ -264,8 +268,9 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
     if not graphs:
         raise ValueError("graphs must name at least one graph")
     k, d = n_clusters, X.shape[1]
+    runs = range(runs) if isinstance(runs, (int, np.integer)) else [int(r) for r in runs]
     base = baseline[baseline["metric"] == "baseline_cost"].set_index("run")["value"]
-    missing = sorted(set(range(runs)) - set(base.index))
+    missing = sorted(set(runs) - set(base.index))
     if missing:
         raise ValueError(f"the baseline of {dataset} ({objective}) lacks runs {missing[:5]}")
     theory = settings["theory"]
@@ -275,7 +280,7 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
     shared_draws = partition in _GRAPH_FREE_PARTITIONS
     rows = []
     names = ("coreset", dataset, objective, f"n_sites={n_sites}", partition)
-    steps = [(run, graph) for run in range(runs) for graph in graphs]
+    steps = [(run, graph) for run in runs for graph in graphs]
     draws = None
     for run, graph in progress(steps, desc=f"{dataset} {objective} {partition}",
                                disable=not show_progress):
@@ -430,18 +435,19 @@ def read_baseline(baseline) -> pd.DataFrame:
 
 
 def setting_table(dataset: str, objective: str, features, baseline, settings: dict, *,
-                  graphs, n_sites: int, partition: str, base_seed: int,
+                  graphs, n_sites: int, partition: str, base_seed: int, runs=None,
                   show_progress: bool = True) -> pd.DataFrame:
-    """:func:`setting_runs` of one Figs 2-3 (or k-median) partition on ``graphs``,
-    ``settings["runs"]`` runs;
+    """:func:`setting_runs` of one Figs 2-3 (or k-median) partition on ``graphs``: ``runs``
+    (run indices; None: ``settings["runs"]`` runs from 0);
     ``baseline`` is the :func:`baseline_table` (a DataFrame, or its CSV files, e.g. one per
     run)."""
     X, title, description = load_data(dataset, features, settings, base_seed=base_seed)
     baseline = read_baseline(baseline)
     table = setting_runs(X, n_clusters_of(dataset, settings), settings, dataset=dataset,
                          objective=objective, graphs=graphs, n_sites=n_sites,
-                         partition=partition, runs=settings["runs"], base_seed=base_seed,
-                         baseline=baseline, show_progress=show_progress)
+                         partition=partition,
+                         runs=settings["runs"] if runs is None else runs,
+                         base_seed=base_seed, baseline=baseline, show_progress=show_progress)
     return _titled(table, title, description)
 
 

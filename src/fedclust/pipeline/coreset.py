@@ -6,8 +6,10 @@ captions' text in ``workflow/report/captions/coreset/``.
 
 Tables: ``results/coreset/<objective>/<data set>/baseline/run<r>.csv`` (Lloyd on the global
 data, one file and one job per run),
-``results/coreset/<objective>/<data set>/n<sites>/<partition>.csv`` (every run of one
-partition on every graph of its panel) and ``results/coreset/diameter/<data set>/side<s>.csv``
+``results/coreset/<objective>/<data set>/n<sites>/<partition>/runs<first>-<last>.csv``
+(runs ``first..last`` of one partition on every graph of its panel, ``coreset.runs_per_job``
+runs a job, so that a partition's runs spread over the cores) and
+``results/coreset/diameter/<data set>/side<s>.csv``
 (the grid sweep);
 the gathered ``graphs.csv`` (k-means, Figs 2-3), ``kmedian.csv`` and ``diameter.csv``.
 """
@@ -17,8 +19,8 @@ from __future__ import annotations
 from ..vocabulary import CORESET_GRAPHS, SYNTHETIC
 from .declarations import Figure, Paper, Table, differences_context
 
-__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "panel_graphs", "baseline_parts",
-           "diameter_parts", "job_settings", "features_input"]
+__all__ = ["PAPER", "CITATION", "GRAPHS", "setting_parts", "run_chunks", "panel_graphs",
+           "baseline_parts", "diameter_parts", "job_settings", "features_input"]
 
 #: The paper's three communication graphs (Sec. 5), as config and file names.
 GRAPHS = CORESET_GRAPHS
@@ -29,14 +31,23 @@ def _section(config) -> dict:
     return config["coreset"]
 
 
+def run_chunks(runs: int, per_job: int) -> list[tuple[int, int]]:
+    """Runs ``0..runs-1`` in consecutive chunks of at most ``per_job``: ``(first, last)``."""
+    return [(first, min(first + per_job, runs) - 1) for first in range(0, runs, per_job)]
+
+
 def setting_parts(config, objective: str = "kmeans", dataset: str | None = None) -> list[str]:
-    """The per-partition tables of Figs 2-3 (k-means) or of the k-median panel, each holding
-    every graph of the panel (:func:`fedclust.experiments.coreset.setting_runs`)."""
+    """The tables of Figs 2-3 (k-means) or of the k-median panel: per partition, one per
+    chunk of ``runs_per_job`` runs, each holding every graph of the panel
+    (:func:`fedclust.experiments.coreset.setting_runs`), in run order: concatenated, the rows
+    of one job computing every run."""
     cfg = _section(config)
     spec = cfg if objective == "kmeans" else cfg["kmedian"]
     datasets = spec["datasets"] if dataset is None else [dataset]
-    return [f"results/coreset/{objective}/{ds}/n{cfg['n_sites']}/{partition}.csv"
-            for ds in datasets for partition in spec["partitions"]]
+    chunks = run_chunks(spec["runs"], cfg["runs_per_job"])
+    return [f"results/coreset/{objective}/{ds}/n{cfg['n_sites']}/{partition}/"
+            f"runs{first}-{last}.csv"
+            for ds in datasets for partition in spec["partitions"] for first, last in chunks]
 
 
 def panel_graphs(config, objective: str) -> list[str]:
@@ -53,7 +64,8 @@ def diameter_parts(config, dataset: str | None = None) -> list[str]:
 
 
 #: Keys of the section that say which jobs exist, not what a job computes.
-_JOB_LISTS = ("enabled", "datasets", "graphs", "partitions", "kmedian", "diameter")
+_JOB_LISTS = ("enabled", "datasets", "graphs", "partitions", "kmedian", "diameter",
+              "runs_per_job")
 
 
 def job_settings(config, dataset: str, objective: str = "kmeans", *,
@@ -81,15 +93,17 @@ def features_input(wildcards) -> list[str]:
     return [f"data/{wildcards.cdata}/features.h5"]
 
 
-def baseline_parts(config, objective: str, dataset: str, *, diameter: bool = False) -> list[str]:
+def baseline_parts(config, objective: str, dataset: str, *, diameter: bool = False,
+                   runs=None) -> list[str]:
     """The baseline runs a job of ``objective`` on ``dataset`` divides by, one file per run
     (one job per run: a target that needs 2 runs computes 2, and the runs spread over the
-    cores): the k-means grid's ``runs``, the k-median panel's, or the diameter sweep's."""
+    cores): ``runs`` (run indices, a setting job's chunk), else every run of the k-means
+    grid, the k-median panel or the diameter sweep."""
     cfg = _section(config)
-    runs = (cfg["diameter"]["runs"] if diameter else
-            cfg["kmedian"]["runs"] if objective == "kmedian" else cfg["runs"])
-    return [f"results/coreset/{objective}/{dataset}/baseline/run{run}.csv"
-            for run in range(runs)]
+    if runs is None:
+        runs = range(cfg["diameter"]["runs"] if diameter else
+                     cfg["kmedian"]["runs"] if objective == "kmedian" else cfg["runs"])
+    return [f"results/coreset/{objective}/{dataset}/baseline/run{run}.csv" for run in runs]
 
 
 def _datasets(config) -> list[str]:

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from snakemake.utils import update_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profiles import REPO, config_file, copy_workflow  # noqa: E402
@@ -47,16 +48,27 @@ def dry_run(profile: str, extra: list[str]) -> str:
     return result.stdout
 
 
-def _chunk_of_whole_partition(job, run: Path, basis: str, runs: int):
-    """A chunk of a partition's runs, in a run made when one job ran all ``runs`` of it (before
+def profile_config(profile: str, configfiles: list[str]) -> dict:
+    """The profile's config as Snakemake merges it: config.yaml, the profile's file, the rest."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for path in [config_file(profile), *map(Path, configfiles)]:
+        update_config(config, yaml.safe_load(path.read_text()))
+    return config
+
+
+def _chunk_of_whole_partition(job, run: Path, basis: str, config: dict):
+    """A chunk of a partition's runs, in a run made when one job ran all the runs of it (before
     ``coreset.runs_per_job``): its share of that job's time, by its runs."""
-    match = re.fullmatch(r"(.*)/runs(\d+)-(\d+)\.tsv", job.benchmark or "")
+    match = re.fullmatch(r"(.*/coreset/(kmeans|kmedian)/.*)/runs(\d+)-(\d+)\.tsv",
+                         job.benchmark or "")
     if job.rule != "coreset_setting" or match is None:
         return None
     whole = run / f"{match.group(1)}.tsv"
     if not whole.exists():
         return None
-    share = (int(match.group(3)) - int(match.group(2)) + 1) / runs
+    section = config["coreset"]
+    runs = (section if match.group(2) == "kmeans" else section["kmedian"])["runs"]
+    share = (int(match.group(4)) - int(match.group(3)) + 1) / runs
     return share * job_seconds(PlannedJob(job.rule, benchmark=f"{match.group(1)}.tsv",
                                           threads=job.threads), run, basis=basis)
 
@@ -81,11 +93,11 @@ def main(argv=None) -> None:
     extra = [f for path in args.configfile for f in ("--configfile", path)]
     jobs = parse_dry_run(dry_run(args.profile, extra))
     then = measured_threads(args.run)
-    runs = yaml.safe_load(config_file(args.profile).read_text())["coreset"]["runs"]
+    config = profile_config(args.profile, args.configfile)
 
     def measured(job, basis):
         if job.benchmark and not (args.run / job.benchmark).exists():
-            share = _chunk_of_whole_partition(job, args.run, basis, runs)
+            share = _chunk_of_whole_partition(job, args.run, basis, config)
             if share is not None:
                 return share
         return job_seconds(job, args.run, basis=basis, measured_threads=then)
@@ -101,9 +113,10 @@ def main(argv=None) -> None:
                   f"{format_seconds(list_schedule(jobs, seconds, cores, order='dry_run'))} |")
     unmeasured = sorted({job.rule for job in jobs if job.benchmark
                          and not (args.run / job.benchmark).exists()
-                         and _chunk_of_whole_partition(job, args.run, "wall", runs) is None})
+                         and _chunk_of_whole_partition(job, args.run, "wall", config) is None})
     if unmeasured:
         print(f"not in that run (taken as 0 s): {', '.join(unmeasured)}")
+
 
 if __name__ == "__main__":
     main()

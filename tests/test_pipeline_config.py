@@ -313,3 +313,30 @@ def test_config_readme_describes_every_section():
         names |= {key for key, value in paper[part].items() if isinstance(value, dict)}
     missing = sorted(name for name in names if f"`{name}`" not in readme)
     assert not missing, f"config/README.md does not describe: {missing}"
+
+
+def test_command_line_config_files_are_named_with_their_line(tmp_path):
+    from fedclust.pipeline.configfiles import command_line_problems, main
+
+    good = tmp_path / "good.yaml"
+    good.write_text("seed: 3\n")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("seed: 3\nkfed: [1, 2\nfedkmeans: {}\n")
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("- seed\n")
+    missing = tmp_path / "missing.yaml"
+    assert command_line_problems(["-n", "--configfile", str(good), "--config", "seed=1"]) == []
+    assert command_line_problems([f"--configfile={good}"]) == []
+    problems = command_line_problems(
+        ["-n", "--configfiles", str(good), str(broken), str(listed), "--cores", "2",
+         "--configfile", str(missing), "--", "results/reproduction.md"])
+    assert problems == [
+        f"config file {broken}, line 3, column 10: expected ',' or ']', but got ':'",
+        f"config file {listed}: holds a list, not keys",
+        f"config file {missing}: No such file or directory"]
+    # --config is not an abbreviation of --configfile
+    assert command_line_problems(["--config", f"configfile={missing}"]) == []
+    with pytest.raises(SystemExit) as stop:
+        main(["--configfile", str(missing)])
+    assert str(stop.value) == f"config file {missing}: No such file or directory"
+    main(["--configfile", str(good)])  # nothing to say: returns

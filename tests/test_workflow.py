@@ -139,6 +139,20 @@ def test_a_quoted_number_in_a_configfile_and_an_empty_mirror_are_refused(tmp_pat
     assert "Job stats" not in result.stdout
 
 
+def test_a_missing_or_broken_configfile_is_named_with_its_line(tmp_path):
+    """Snakemake reads --configfile before the pipeline's code; the workflow profile, which it
+    reads first, names the file (and the line of a YAML mistake) in one line."""
+    work = copy_workflow(tmp_path)
+    result = run(["-n", "--configfile", "missing.yaml"], work, ok=False)
+    assert result.stderr.strip().splitlines()[-1] == (
+        "config file missing.yaml: No such file or directory")
+    assert len(result.stderr.strip().splitlines()) <= 2 and "Traceback" not in result.stderr
+    (work / "broken.yaml").write_text("seed: 3\nkfed: {table1: [1, 2}\n")
+    result = run(["-n", "--configfile", "broken.yaml"], work, ok=False)
+    assert "config file broken.yaml, line 2, column" in result.stderr
+    assert "Job stats" not in result.stdout
+
+
 def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     (work / "results").symlink_to("/sys/kernel")  # no user, root included, can write there

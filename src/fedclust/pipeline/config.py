@@ -20,9 +20,20 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 
 from ..exceptions import ConfigError
+from .configfiles import read_config_file
 from .data import MIXTURE, SYNTHETIC, dataset_names
 
-__all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values"]
+__all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values",
+           "load_config_file"]
+
+
+def load_config_file(path) -> dict:
+    """A config file's YAML keys; a missing file or a YAML mistake is a :class:`ConfigError`
+    naming the file and the line (:func:`fedclust.pipeline.configfiles.read_config_file`)."""
+    loaded, problem = read_config_file(path)
+    if problem is not None:
+        raise ConfigError(problem)
+    return loaded
 
 
 def _strict_integer(checker, instance) -> bool:

@@ -16,33 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
 from snakemake.utils import update_config
 
 from ..exceptions import ConfigError
-from .config import validate_config
+from .config import load_config_file, validate_config
 from .registry import catalogue
-
-
-def _load(path: Path) -> dict:
-    """A config file's YAML, its problems named with the file and the line (Snakemake says
-    only "Config file is not valid JSON or YAML")."""
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ConfigError(f"config file {path}: {error.strerror}") from None
-    try:
-        loaded = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"config file {path}{where}: {problem}") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ConfigError(f"config file {path}: holds a {type(loaded).__name__}, not keys")
-    return loaded
 
 
 def main(argv=None) -> int:
@@ -54,10 +32,10 @@ def main(argv=None) -> int:
                         help="the repository root (default: the working directory)")
     args = parser.parse_args(argv)
     try:
-        config = _load(args.root / "config" / "config.yaml")
+        config = load_config_file(args.root / "config" / "config.yaml")
         if args.configfile:
             # merged key by key, as Snakemake merges a --configfile over the Snakefile's
-            update_config(config, _load(args.configfile))
+            update_config(config, load_config_file(args.configfile))
         config = validate_config(config, args.root / "config" / "schema.yaml")
     except ConfigError as error:
         print(error, file=sys.stderr)

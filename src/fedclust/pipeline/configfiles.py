@@ -1,0 +1,64 @@
+"""The ``--configfile`` of a Snakemake command line, checked before Snakemake reads it.
+
+Snakemake reads ``--configfile`` before any of the pipeline's code runs and names neither the
+file nor the line of a mistake ("Config file is not valid JSON or YAML"; a 27-line traceback
+for a missing file). It reads its profiles earlier: the workflow profile
+(``workflow/profiles/default/config.yaml``) runs :func:`main`, which stops with one line per
+bad file, its name and the line and column of a YAML mistake.
+
+Standard library and PyYAML only, no relative import: the profile loads this file by its path,
+so that nothing of ``fedclust`` is imported into Snakemake's process before the Snakefile
+imports its own checkout's copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+__all__ = ["read_config_file", "command_line_problems", "main"]
+
+
+def read_config_file(path) -> tuple[dict | None, str | None]:
+    """``(keys, None)``, or ``(None, problem)`` where ``path`` is missing, not YAML or not a
+    mapping: the problem names the file (and the line and column of a YAML mistake)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        return None, f"config file {path}: {error.strerror}"
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        return None, f"config file {path}{where}: {problem}"
+    if loaded is None:
+        return {}, None
+    if not isinstance(loaded, dict):
+        return None, f"config file {path}: holds a {type(loaded).__name__}, not keys"
+    return loaded, None
+
+
+def command_line_problems(argv) -> list[str]:
+    """The problem of every ``--configfile`` / ``--configfiles`` file on the command line
+    ``argv`` (Snakemake's arguments) that has one."""
+    # no abbreviations: --config (values) must not read as --configfile
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--configfile", "--configfiles", nargs="+", action="extend",
+                        default=[])
+    known, _ = parser.parse_known_args(list(argv))
+    return [problem for path in known.configfile
+            if (problem := read_config_file(path)[1]) is not None]
+
+
+def main(argv=None) -> None:
+    """Stop (exit status 1) with one line per bad ``--configfile`` of ``argv`` (default:
+    this process's command line)."""
+    problems = command_line_problems(sys.argv[1:] if argv is None else argv)
+    if problems:
+        raise SystemExit("\n".join(problems))

@@ -82,17 +82,23 @@ def copy_workflow(workdir: Path) -> None:
     (workdir / "profiles").symlink_to(os.readlink(REPO / "profiles"))
 
 
-def dry_run_jobs(profile: str) -> int:
-    """The number of jobs a run of ``profile`` from a clean directory has (the dry run's
-    ``total``, data fetched from the internet: as many fetch jobs as from a mirror)."""
+def dry_run(profile: str, extra=()) -> str:
+    """What ``snakemake -n`` prints for ``profile`` (and ``extra`` arguments) in a clean copy
+    of the workflow: every job a run from a clean directory has."""
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         copy_workflow(workdir)
         result = subprocess.run(
             ["snakemake", "-n", "--cores", "2", "--configfile",
-             str(config_file(profile).relative_to(REPO))],
+             str(config_file(profile).relative_to(REPO)), *extra],
             cwd=workdir, capture_output=True, text=True, check=True)
-    return dry_run_total(result.stdout)
+    return result.stdout
+
+
+def dry_run_jobs(profile: str) -> int:
+    """The number of jobs a run of ``profile`` from a clean directory has (the dry run's
+    ``total``, data fetched from the internet: as many fetch jobs as from a mirror)."""
+    return dry_run_total(dry_run(profile))
 
 
 def dry_run_total(stdout: str) -> int:

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 from snakemake.utils import update_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from profiles import REPO, config_file, copy_workflow  # noqa: E402
+from profiles import REPO, config_file, dry_run  # noqa: E402
 
 from fedclust.pipeline.benchmarks import format_seconds  # noqa: E402
 from fedclust.pipeline.schedule import (  # noqa: E402
@@ -36,16 +34,6 @@ from fedclust.pipeline.schedule import (  # noqa: E402
     list_schedule,
     parse_dry_run,
 )
-
-
-def dry_run(profile: str, extra: list[str]) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        copy_workflow(Path(tmp))
-        result = subprocess.run(
-            ["snakemake", "-n", "--cores", "2", "--configfile",
-             str(config_file(profile).relative_to(REPO)), *extra],
-            cwd=tmp, capture_output=True, text=True, check=True)
-    return result.stdout
 
 
 def profile_config(profile: str, configfiles: list[str]) -> dict:

@@ -150,6 +150,11 @@ def _solve(points, weights, n_clusters, seeds, settings, objective):
                        algorithm="elkan" if objective == "kmeans" else "lloyd")
 
 
+def _run_indices(runs):
+    """``runs`` as run indices: ``0..runs-1`` for a count, else the indices given."""
+    return range(runs) if isinstance(runs, (int, np.integer)) else [int(r) for r in runs]
+
+
 def _seeds(seed: int, n_init: int, *names) -> list[int]:
     return [seed_for(seed, *names, f"restart={r}") for r in range(n_init)]
 
@@ -185,7 +190,7 @@ def baseline_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: st
         and ``n_iter``.
     """
     check_choice(objective, "objective", set(OBJECTIVES))
-    runs = range(runs) if isinstance(runs, (int, np.integer)) else [int(r) for r in runs]
+    runs = _run_indices(runs)
     rows = []
     for run in progress(runs, desc=f"baseline {dataset} {objective}",
                         disable=not show_progress):
@@ -268,7 +273,7 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
     if not graphs:
         raise ValueError("graphs must name at least one graph")
     k, d = n_clusters, X.shape[1]
-    runs = range(runs) if isinstance(runs, (int, np.integer)) else [int(r) for r in runs]
+    runs = _run_indices(runs)
     base = baseline[baseline["metric"] == "baseline_cost"].set_index("run")["value"]
     missing = sorted(set(runs) - set(base.index))
     if missing:

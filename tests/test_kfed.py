@@ -361,6 +361,78 @@ def test_server_keeps_the_start_with_the_smallest_spread():
     assert np.array_equal(km.local_center_labels_, nearest)  # converged
 
 
+def _each_start_to_its_end(points, owner, starts, k, weights=None):
+    """The server's choice computed the long way: every start's Lloyd rounds run to their
+    fixed point on their own, the first start of least spread kept."""
+    from fedclust.algorithms.kfed import farthest_point_seeding, server_rounds
+
+    best = None
+    for z in starts:
+        init = points[farthest_point_seeding(points, np.flatnonzero(owner == z), k)]
+        centers, labels, n_rounds = server_rounds(points, init, "converge", weights)
+        dist = np.linalg.norm(points - centers[labels], axis=1)
+        spread = dist.sum() if weights is None else weights @ dist
+        if best is None or spread < best[0]:
+            best = (spread, centers, labels, n_rounds, z)
+    return best[1:]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_server_skipping_rounds_an_earlier_start_ran_keeps_the_same_clustering(seed, weighted):
+    """Starts whose rounds reach a partition an earlier start went through stop there; the
+    kept clustering is the one every start run to its end gives, bit for bit."""
+    from fedclust.algorithms.kfed import server_clustering
+
+    X, devices = wide_cluster_federation(seed)
+    km = KFed(4, 2, server_starts="all", random_state=seed).fit(X, devices=devices)
+    points, owner = km.local_centers_, km.local_center_devices_
+    weights = km.local_center_sizes_.astype(float) if weighted else None
+    starts = np.unique(owner)
+    _, centers, labels, n_rounds, start = server_clustering(points, owner, starts, 4,
+                                                            "converge", weights)
+    expected = _each_start_to_its_end(points, owner, starts, 4, weights)
+    np.testing.assert_array_equal(centers, expected[0])
+    np.testing.assert_array_equal(labels, expected[1])
+    assert (n_rounds, start) == expected[2:]
+
+
+def test_server_runs_one_round_per_start_that_reaches_a_known_partition(monkeypatch):
+    """Well-separated local centers: every start's first assignment is the same partition (its
+    clusters named differently), so the first start runs its rounds (one update, one
+    assignment that confirms it) and each later start stops after its first assignment."""
+    import fedclust.algorithms.kfed as kfed
+
+    mix, devices = mixture(0)
+    km = KFed(9, 3, server_starts="all", random_state=0).fit(mix.X, devices=devices)
+    points, owner = km.local_centers_, km.local_center_devices_
+    starts = np.unique(owner)
+    assigned = []
+    real_assign = kfed.assign
+    monkeypatch.setattr(kfed, "assign", lambda P, C: assigned.append(len(C)) or real_assign(P, C))
+    kfed.server_clustering(points, owner, starts, 9, "converge")
+    rounds = [n for n in assigned if n == 9]  # the seeding's assignments are to k' = 3 rows
+    assert len(assigned) - len(rounds) == len(starts)
+    assert len(rounds) == 2 + (len(starts) - 1)
+    # one round at most (Algorithm 2 as printed): nothing to skip, every start assigns once
+    assigned.clear()
+    kfed.server_clustering(points, owner, starts, 9, 1)
+    assert assigned.count(9) == len(starts)
+
+
+def test_server_partitions_are_compared_up_to_the_names_of_their_clusters():
+    from fedclust.algorithms.kfed import _ServerPaths
+
+    paths = _ServerPaths(3)
+    labels = np.array([0, 0, 1, 2, 1, 2])
+    renamed = np.array([2, 2, 0, 1, 0, 1])
+    assert paths.key(labels) == paths.key(renamed)
+    assert paths.key(labels) != paths.key(np.array([0, 1, 1, 2, 1, 2]))
+    assert paths.key(np.array([0, 0, 1, 1, 1, 0])) is None  # an empty cluster
+    weightless = _ServerPaths(3, weights=np.array([1.0, 1, 1, 0, 1, 0]))
+    assert weightless.key(labels) is None  # cluster 2 holds no weight: its center is kept
+
+
 def test_server_starts_change_nothing_sent_and_are_reproducible():
     X, devices = wide_cluster_federation(1)
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(X))

@@ -54,8 +54,9 @@ Implementation notes (deviations and choices are stated where they apply):
   clustering that spends a global center on one outlying local center (which stands for a
   point or two, but counts as much as any other) wins. ``server_starts=1`` draws one device
   at random, as printed. The server works ``O(starts x (k + rounds) x n_local x d)``
-  (``n_local`` local centers; the cap of 32 keeps it linear in the devices); nothing more is
-  sent. Measured (cost of the centers over a best-of-20 k-means optimum, 20 seeds, ``k' = 2``;
+  (``n_local`` local centers; the cap of 32 keeps it linear in the devices), less where a
+  start's rounds reach a partition an earlier start went through (it stops there: it would end
+  where that one ended, :class:`_ServerPaths`); nothing more is sent. Measured (cost of the centers over a best-of-20 k-means optimum, 20 seeds, ``k' = 2``;
   ``python benchmarks/kfed_authors.py``, ``benchmarks/results/kfed_authors.md``) on synthetic
   stand-ins of a small, unbalanced federation (100 devices of 64 to 723 points, ``d = 10``,
   ``k = 4``), mean and worst: elongated clusters of unequal size, one random start and one
@@ -74,6 +75,7 @@ Implementation notes (deviations and choices are stated where they apply):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import numbers
 from dataclasses import dataclass
 
@@ -446,12 +448,55 @@ def farthest_point_seeding(points: np.ndarray, first: np.ndarray, n_clusters: in
     return chosen
 
 
-def server_rounds(points: np.ndarray, seeds: np.ndarray, rounds, weights=None):
+class _ServerPaths:
+    """The partitions of the local centers that earlier starts' Lloyd rounds went through, each
+    with the rounds its start still ran from it to its fixed point.
+
+    After a partition in which every cluster holds weight, the centers are that partition's
+    means -- the same numbers whatever the clusters are called, as each mean adds its rows in
+    row order -- so the rounds that follow are determined by the partition alone: a later start
+    whose rounds reach one ends where the earlier start ended, with the same centers (renamed)
+    and the same criterion (an exact tie between two centers' distances aside), and so is never
+    kept (ties: the earlier start). Its remaining rounds are skipped: on well-separated data
+    most starts reach the same partition in their first round. Partitions are compared up to the names of their clusters (each named by its
+    first row), by a 128-bit digest."""
+
+    def __init__(self, n_clusters: int, weights=None):
+        self.n_clusters = n_clusters
+        self.weights = weights
+        self.rounds_left: dict[bytes, int] = {}
+
+    def key(self, labels: np.ndarray) -> bytes | None:
+        """The partition's digest; None when a cluster is empty or weightless (its center
+        then depends on the rounds before)."""
+        k = self.n_clusters
+        held = np.bincount(labels, weights=self.weights, minlength=k)
+        if held.min() <= 0:
+            return None
+        _, first = np.unique(labels, return_index=True)
+        name = np.empty(k, dtype=np.int32)
+        name[np.argsort(first)] = np.arange(k, dtype=np.int32)
+        return hashlib.blake2b(name[labels].tobytes(), digest_size=16).digest()
+
+    def record(self, path: list, n_rounds: int, left_after: int = 0) -> None:
+        """The partitions of rounds ``1..len(path)`` of a start whose rounds ended (at a fixed
+        point) ``left_after`` rounds after round ``n_rounds``."""
+        for position, key in enumerate(path, start=1):
+            if key is not None:
+                self.rounds_left.setdefault(key, n_rounds - position + left_after)
+
+
+def server_rounds(points: np.ndarray, seeds: np.ndarray, rounds, weights=None, *,
+                  paths: _ServerPaths | None = None):
     """Algorithm 2, step 7: Lloyd rounds on the local centers from the seeds ``M``.
 
     One round assigns every local center to its nearest seed (the sets ``tau``) and moves every
     center to the (weighted) mean of its set; the labels are that assignment. ``rounds="converge"``
     repeats until the assignment no longer changes (so the labels are the final centers' nearest).
+
+    ``paths`` (``rounds="converge"`` only): the partitions earlier starts went through
+    (:class:`_ServerPaths`); rounds that reach one of them stop there and return None (they
+    would end where that start ended), and a start that reaches its fixed point adds its own.
 
     Returns
     -------
@@ -464,13 +509,26 @@ def server_rounds(points: np.ndarray, seeds: np.ndarray, rounds, weights=None):
     centers = np.array(seeds, dtype=np.float64, copy=True)
     labels = None
     n_rounds = 0
+    path = []
     for n_rounds in range(1, limit + 1):  # noqa: B007 (the count is kept after the loop)
         tau = assign(points, centers)[0]
         if labels is not None and np.array_equal(tau, labels):
             n_rounds -= 1  # the last assignment changed nothing: no new round
             break
         labels = tau
+        if paths is not None:
+            key = paths.key(labels)
+            left = paths.rounds_left.get(key)
+            # the earlier start confirmed its fixed point within the limit; so would this one
+            if left is not None and n_rounds + left < limit:
+                paths.record(path, n_rounds, left)
+                return None
+            path.append(key)
         centers, _ = update_centers(points, labels, centers, weights)
+    else:
+        return centers, labels, n_rounds  # the limit, not a fixed point: nothing to record
+    if paths is not None:
+        paths.record(path, n_rounds)
     return centers, labels, n_rounds
 
 
@@ -497,7 +555,9 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
                       repeat: bool = False):
     """Algorithm 2, steps 2-7, from the local centers of each device in ``starts``; the
     clustering of the local centers with the smallest total (weighted) distance from each local
-    center to its global center is kept (ties: the earlier start).
+    center to its global center is kept (ties: the earlier start). With ``rounds="converge"``,
+    a start whose rounds reach a partition an earlier start went through stops there
+    (:class:`_ServerPaths`): it would end where that start ended.
 
     Parameters
     ----------
@@ -527,12 +587,17 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
     best = None
     points = np.ascontiguousarray(points)
     cache = _FarthestCache(len(points)) if len(starts) > 1 else None
+    paths = _ServerPaths(n_clusters, weights) if len(starts) > 1 and rounds == "converge" \
+        else None
     with _one_thread():
         for start in starts:
             first = np.flatnonzero(devices == start)
             init = points[farthest_point_seeding(points, first, n_clusters, cache=cache,
                                                  repeat=repeat)]
-            centers, labels, n_rounds = server_rounds(points, init, rounds, weights)
+            result = server_rounds(points, init, rounds, weights, paths=paths)
+            if result is None:  # it would end where an earlier start ended: not kept
+                continue
+            centers, labels, n_rounds = result
             spread = _server_spread(points, centers, labels, weights) if len(starts) > 1 \
                 else 0.0
             if best is None or spread < best[0]:

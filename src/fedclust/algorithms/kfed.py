@@ -56,7 +56,8 @@ Implementation notes (deviations and choices are stated where they apply):
   at random, as printed. The server works ``O(starts x (k + rounds) x n_local x d)``
   (``n_local`` local centers; the cap of 32 keeps it linear in the devices), less where a
   start's rounds reach a partition an earlier start went through (it stops there: it would end
-  where that one ended, :class:`_ServerPaths`); nothing more is sent. Measured (cost of the centers over a best-of-20 k-means optimum, 20 seeds, ``k' = 2``;
+  where that one ended, :class:`_ServerPaths`); nothing more is sent. Measured (cost of the
+  centers over a best-of-20 k-means optimum, 20 seeds, ``k' = 2``;
   ``python benchmarks/kfed_authors.py``, ``benchmarks/results/kfed_authors.md``) on synthetic
   stand-ins of a small, unbalanced federation (100 devices of 64 to 723 points, ``d = 10``,
   ``k = 4``), mean and worst: elongated clusters of unequal size, one random start and one
@@ -458,8 +459,8 @@ class _ServerPaths:
     whose rounds reach one ends where the earlier start ended, with the same centers (renamed)
     and the same criterion (an exact tie between two centers' distances aside), and so is never
     kept (ties: the earlier start). Its remaining rounds are skipped: on well-separated data
-    most starts reach the same partition in their first round. Partitions are compared up to the names of their clusters (each named by its
-    first row), by a 128-bit digest."""
+    most starts reach the same partition in their first round. Partitions are compared up to
+    the names of their clusters (each named by its first row), by a 128-bit digest."""
 
     def __init__(self, n_clusters: int, weights=None):
         self.n_clusters = n_clusters
@@ -504,6 +505,7 @@ def server_rounds(points: np.ndarray, seeds: np.ndarray, rounds, weights=None, *
     labels : ndarray of shape (n_points,)
         The set ``tau`` of every local center (the assignment the centers are the means of).
     n_rounds : int
+        (None instead of the three when the rounds reached a partition in ``paths``.)
     """
     limit = _MAX_SERVER_ROUNDS if rounds == "converge" else int(rounds)
     centers = np.array(seeds, dtype=np.float64, copy=True)

@@ -256,3 +256,23 @@ def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_sch
     assert floats[("fedkmeans", "C=1", 0)] >= 20 * 20 * 2 * 4 * 6
     assert floats[("kfed", "k'=1", 0)] < floats[("fedkmeans", "C=1", 0)]
     plot_real(table.assign(data_title="toy"))
+
+
+def test_natural_client_runs_write_a_setting_k_fed_cannot_run_as_skipped_rows():
+    from fedclust.experiments.comparison import natural_client_runs
+    from fedclust.io import SKIPPED
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(0, 1, (200, 3))
+    devices = np.repeat([0, 1], 100)   # 2 clients x k' = 1: 2 local centers for k = 4
+    real = {"runs": 2, "init": "k-means++", "sample_fractions": [1.0], "local_epochs": 1,
+            "client_lr": 1.0, "batch_size": None, "n_rounds": 3, "kfed_device_clusters": 1,
+            "localkmeans_local_steps": 2, "localkmeans_iterations": 3}
+    table = natural_client_runs(X, devices, 1.0, 4, {**SETTINGS, "real": real},
+                                dataset="toy", base_seed=0, show_progress=False)
+    skip = table[table.metric == SKIPPED]
+    assert set(skip.algorithm) == {"kfed"} and sorted(skip.run) == [0, 1]
+    assert "k-FED needs at least n_clusters=4 local centers at the server, but 2 were sent" in \
+        skip.reason.iloc[0]
+    ran = set(table[table.metric == "cost_ratio"].algorithm)
+    assert ran == {"fedkmeans", "localkmeans"}

@@ -1,10 +1,19 @@
+import logging
 import os
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.io import atomic_path, concat_tables, current_umask, skipped, tidy, write_table
+from fedclust.io import (
+    atomic_path,
+    concat_tables,
+    current_umask,
+    skipped,
+    skipped_with_warning,
+    tidy,
+    write_table,
+)
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
@@ -35,6 +44,17 @@ def test_tidy_writes_skipped_runs_with_their_reason():
     assert (table[table.metric != "skipped"].reason == "").all()
     assert not table.value.isna().any()
     assert "reason" not in tidy(records[:1], ["p", "run"]).columns
+
+
+def test_a_skipped_run_is_logged_on_the_experiments_own_logger(caplog):
+    log = logging.getLogger("fedclust.experiments.toy")
+    with caplog.at_level(logging.WARNING):
+        record = skipped_with_warning({"p": 0.1, "run": 2}, ValueError("too few local centres"),
+                                      "toy p=0.1 run 2", log)
+    assert record == skipped({"p": 0.1, "run": 2}, "too few local centres")
+    [line] = caplog.records
+    assert line.name == "fedclust.experiments.toy" and line.levelno == logging.WARNING
+    assert line.getMessage() == "skipped toy p=0.1 run 2: too few local centres"
 
 
 def test_concat_tables_adds_an_empty_reason_and_names_mismatches():

@@ -12,6 +12,7 @@ created owner-only).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -216,6 +217,13 @@ def concat_tables(tables: list[pd.DataFrame], names: list[str]) -> pd.DataFrame:
 def skipped(record: dict, reason) -> dict:
     """A record for a run that could not be done: ``record``'s ids plus the reason."""
     return {**record, "__skipped__": str(reason)}
+
+
+def skipped_with_warning(record: dict, reason, where: str, log: logging.Logger) -> dict:
+    """:func:`skipped`, with a warning ``skipped <where>: <reason>`` on ``log`` (the
+    experiment's own logger, so that the line names the module that skipped the run)."""
+    log.warning("skipped %s: %s", where, reason)
+    return skipped(record, reason)
 
 
 def tidy(records: list[dict], id_columns) -> pd.DataFrame:

@@ -53,7 +53,7 @@ from ..algorithms import DistributedCoreset, DistributedLloyd, FederatedKMeans, 
 from ..centralized import reference_kmeans
 from ..communication import SERVER, Communication
 from ..exceptions import InfeasibleSettingError
-from ..io import skipped, tidy
+from ..io import skipped_with_warning, tidy
 from ..metrics import clustering_accuracy, kmeans_cost
 from ..partitions import COMPARISON_PARTITIONS, partition_devices
 from ..progress import progress
@@ -134,18 +134,6 @@ def _pooled_upload(X, devices) -> Communication:
     return comm
 
 
-def _fit_or_skip(fit: Callable[[], object], ids: dict):
-    """``(fit(), None)``, or ``(None, the skipped row)`` where the setting is impossible for the
-    algorithm (:class:`InfeasibleSettingError`, logged with the row's names)."""
-    try:
-        return fit(), None
-    except InfeasibleSettingError as error:
-        log.warning("skipped %s %s on %s/%s (dropout %g, run %d): %s", ids["algorithm"],
-                    ids["variant"], ids["dataset"], ids["partition"], ids["dropout"], ids["run"],
-                    error)
-        return None, skipped(ids, error)
-
-
 def _quality(X, centers, reference_cost, reference_labels, classes) -> dict:
     from ..lloyd import assign
 
@@ -197,12 +185,12 @@ def _runs(X, classes, natural, *, dataset: str, partitions, cfg: dict, n_cluster
             centers, comm = model.centers, _pooled_upload(Xk, dk)
         else:
             estimator = fit.build(seed, int(dk.max()) + 1)
-            measured, skip = _fit_or_skip(partial(measure, partial(estimator.fit, Xk, devices=dk)),
-                                          ids)
-            if skip is not None:
-                yield skip
+            try:
+                model, seconds, peak = measure(partial(estimator.fit, Xk, devices=dk))
+            except InfeasibleSettingError as error:
+                yield skipped_with_warning(ids, error, f"{algorithm} {variant} on {dataset}/"
+                                           f"{partition} (dropout {dropout:g}, run {run})", log)
                 continue
-            model, seconds, peak = measured
             centers, comm = model.cluster_centers_, model.communication_
         yield {**ids, **_quality(X, centers, ref_cost, ref_labels, classes),
                **comm.ledger(), "wall_s": seconds, "peak_mb": peak}
@@ -366,10 +354,11 @@ def natural_client_runs(X, devices, oracle_cost: float, n_clusters: int, setting
                "n_clusters": k,
                "algorithm": fit.algorithm, "variant": fit.variant, "dropout": 0.0, "run": run,
                "seed": seed}
-        model, skip = _fit_or_skip(partial(fit.build(seed, n_devices).fit, X, devices=devices),
-                                   ids)
-        if skip is not None:
-            rows.append(skip)
+        try:
+            model = fit.build(seed, n_devices).fit(X, devices=devices)
+        except InfeasibleSettingError as error:
+            rows.append(skipped_with_warning(
+                ids, error, f"{fit.algorithm} {fit.variant} on {dataset}, run {run}", log))
             continue
         rows.append({**ids, "cost_ratio": kmeans_cost(X, model.cluster_centers_) / oracle_cost,
                      **model.communication_.ledger()})

@@ -42,7 +42,7 @@ from ..fl.selection import (
     device_cluster_of,
 )
 from ..fl.training import FederatedTrainer
-from ..io import skipped, tidy
+from ..io import skipped_with_warning, tidy
 from ..metrics import clustering_accuracy
 from ..partitions import every_pair_partition, powerlaw_class_partition, structured_partition
 from ..seeds import seed_for
@@ -303,8 +303,7 @@ def table2_runs(train, test, *, n_devices: int, device_clusters: int, method: st
                 seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, run),
                 desc=f"Table 2 {method} Z={n_devices} k'={device_clusters} run {run}")
         except InfeasibleSettingError as err:
-            log.warning("skipped %s: %s", key, err)
-            records.append(skipped({**key, "round": cfg["rounds"]}, err))
+            records.append(skipped_with_warning({**key, "round": cfg["rounds"]}, err, key, log))
             continue
         records += [{**key, **row} for row in result.history]
         records.append({**key, "round": cfg["rounds"], **extra})
@@ -383,8 +382,7 @@ def fig4_runs(dataset: str, strategy: str, data: FLData, cfg: dict, *,
                 seed=seed_for(base_seed, "kfed", "fig4", dataset, run),
                 desc=f"Fig 4 {dataset} {strategy} run {run}")
         except InfeasibleSettingError as err:
-            log.warning("skipped %s: %s", key, err)
-            records.append(skipped({**key, "round": cfg["rounds"]}, err))
+            records.append(skipped_with_warning({**key, "round": cfg["rounds"]}, err, key, log))
             continue
         tested = np.flatnonzero(~np.isnan(per_device))
         extra["device_accuracy_variance"] = float(np.var(per_device[tested]))

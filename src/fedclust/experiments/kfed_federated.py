@@ -42,7 +42,7 @@ import pandas as pd
 from .._validation import check_random_state
 from ..algorithms import DistributedLloyd, KFed
 from ..exceptions import InfeasibleSettingError
-from ..io import skipped, tidy
+from ..io import skipped_with_warning, tidy
 from ..metrics import clustering_accuracy, kmeans_cost, partition_cost
 from ..partitions import iid_partition, mix_partition, structured_partition, subset_partition
 from ..progress import progress
@@ -91,11 +91,6 @@ class Oracle:
     @property
     def n_clusters(self) -> int:
         return self.centers.shape[0]
-
-
-def _skip(record: dict, error: InfeasibleSettingError, where: str) -> dict:
-    log.warning("skipped %s: %s", where, error)
-    return skipped(record, error)
 
 
 def _structured(oracle: Oracle, k_prime: int, devices_per_group: int, seed: int) -> np.ndarray:
@@ -147,7 +142,8 @@ def structured_vs_iid(X, oracle: Oracle, *, device_clusters_grid, n_devices: int
             model_s.fit(X, devices=structured)
             model_i.fit(X, devices=iid)
         except InfeasibleSettingError as error:
-            records.append(_skip(base, error, f"Fig 2 {dataset} k'={k_prime} run {j}"))
+            records.append(skipped_with_warning(
+                base, error, f"Fig 2 {dataset} k'={k_prime} run {j}", log))
             continue
         metrics = {**_costs(X, model_s, oracle, "structured_"),
                    **_costs(X, model_i, oracle, "iid_")}
@@ -214,7 +210,8 @@ def kfed_vs_distributed_lloyd(X, oracle: Oracle, *, device_clusters_grid, n_devi
             try:
                 model.fit(X, devices=devices)
             except InfeasibleSettingError as error:
-                records.append(_skip(record, error, f"Fig 3 {dataset} {name} k'={k_prime}"))
+                records.append(skipped_with_warning(
+                    record, error, f"Fig 3 {dataset} {name} k'={k_prime}", log))
                 continue
             comm = model.communication_
             extra = {key: comm[key] for key in ("lloyd_rounds", "seeding_rounds") if key in comm}
@@ -248,7 +245,8 @@ def participation_sweep(X, oracle: Oracle, *, device_clusters: int, devices_per_
             try:
                 model.fit(X, devices=devices)
             except InfeasibleSettingError as error:
-                records.append(_skip(base, error, f"participation {dataset} p={p} run {j}"))
+                records.append(skipped_with_warning(
+                    base, error, f"participation {dataset} p={p} run {j}", log))
                 continue
             comm = model.communication_
             records.append({**base, **_costs(X, model, oracle), **comm.ledger(),
@@ -289,8 +287,8 @@ def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per
             if n_out == 0 or n_out == len(ids):
                 error = InfeasibleSettingError(
                     f"held_out={h} of {len(ids)} devices holds out {n_out}: nothing to compare")
-                records.append(_skip({**base, "method": "both"}, error,
-                                     f"new devices {dataset} h={h}"))
+                records.append(skipped_with_warning({**base, "method": "both"}, error,
+                                                    f"new devices {dataset} h={h}", log))
                 continue
             out = np.isin(devices, check_random_state(seed_for(seed, "held out devices"))
                           .choice(ids, size=n_out, replace=False))
@@ -302,8 +300,8 @@ def new_devices_vs_refit(X, oracle: Oracle, *, device_clusters: int, devices_per
                              random_state=seed_for(seed, "k-FED early"))
                 early.fit(X[~out], devices=devices[~out])
             except InfeasibleSettingError as error:
-                records.append(_skip({**base, "method": "both"}, error,
-                                     f"new devices {dataset} h={h} run {j}"))
+                records.append(skipped_with_warning({**base, "method": "both"}, error,
+                                                    f"new devices {dataset} h={h} run {j}", log))
                 continue
             late = early.predict(X[out], devices=devices[out])
             oracle_out = kmeans_cost(X[out], oracle.centers, oracle.labels[out])
@@ -348,7 +346,8 @@ def heterogeneity_sweep(X, natural_devices, oracle: Oracle, *, device_clusters: 
             model = KFed(k, device_clusters, **PRINTED, random_state=seed_for(seed, "k-FED"))
             model.fit(X, devices=devices)
         except InfeasibleSettingError as error:
-            records.append(_skip(base, error, f"heterogeneity {dataset} mix={frac} run {j}"))
+            records.append(skipped_with_warning(
+                base, error, f"heterogeneity {dataset} mix={frac} run {j}", log))
             continue
         records.append({**base, **_costs(X, model, oracle),
                         "clusters_per_device": clusters_per_device(devices, oracle.labels),

@@ -57,6 +57,7 @@ try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
     from flwr.clientapp import ClientApp
     from flwr.clientapp.mod import message_size_mod
+    from flwr.common.constant import HEARTBEAT_DEFAULT_INTERVAL
     from flwr.serverapp import Grid, ServerApp
 except ImportError as error:  # pragma: no cover - the extra is optional
     raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
@@ -73,7 +74,8 @@ from ..metrics import kmeans_cost, labelled_cost
 from ..rounds import aggregate_centers, round_history, sample_participants
 from ..vocabulary import algorithm_rank
 
-__all__ = ["ALGORITHMS", "KILL_BEFORE", "FlowerRun", "client_app", "demo_federation",
+__all__ = ["ALGORITHMS", "KILL_BEFORE", "DevicesLostError", "FlowerRun", "client_app",
+           "demo_federation",
            "demo_params", "fit_in_process", "launch", "measurements", "run_and_measure",
            "run_config_toml", "server_app", "summary_markdown", "write_app",
            "write_partitions"]
@@ -97,6 +99,16 @@ _APP_MODULE = "fedclust_flower_app"
 
 #: How often the server asks the SuperLink for the replies of an exchange (seconds).
 _PULL_INTERVAL_S = 0.5
+
+#: What a SuperNode (or the SuperLink) logs when a ClientApp (ServerApp) process asks for its
+#: task after Flower's start window closed: a task claimed for a new process must be taken up
+#: within ``HEARTBEAT_DEFAULT_INTERVAL`` seconds (30 in flwr 1.42, not configurable), and
+#: a ClientApp's start alone (interpreter and Flower's imports) is about 2.8 s of CPU.
+_TOKEN_REFUSED = "task-token authentication failed"
+
+
+class DevicesLostError(RuntimeError):
+    """Every device of a run is lost: none is left to answer the server."""
 
 
 def _array(values) -> Array:
@@ -317,6 +329,12 @@ class _Link:
         self.exchanges.append({"exchange": exchange, "round": round_, "wall_s": wall,
                                "sent": len(targets), "answered": len(answers),
                                "lost": [self._device_id(p) for p in newly_lost]})
+        if self.devices and len(self.lost) == len(self.devices):
+            # nothing is left to compute from: say so rather than fail on an empty reply set
+            raise DevicesLostError(
+                f"every device is lost: {len(newly_lost)} did not answer the {exchange!r} "
+                f"exchange (round {round_}) within {self.timeout if timeout is None else timeout:g}"
+                f" s, {len(self.devices) - len(newly_lost)} were lost before")
         return answers
 
     def _send_and_receive(self, messages: list, timeout: float) -> list:
@@ -677,6 +695,23 @@ class FlowerRun:
 
 
 # ---------------------------------------------------------------------------- the launcher
+def _refused_starts(workdir) -> str:
+    """A sentence for a failed run's error: which of its logs (``superlink.log``,
+    ``supernode-*.log`` in ``workdir``) show Flower refusing an app process that asked for its
+    task after the start window (:data:`_TOKEN_REFUSED`), and what that means; empty if none
+    do."""
+    refused = [path.name for path in sorted(Path(workdir).glob("super*.log"))
+               if _TOKEN_REFUSED in path.read_text(errors="replace")]
+    if not refused:
+        return ""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"; {', '.join(refused)} logged Flower's 'Runtime {_TOKEN_REFUSED}': app "
+            f"processes asked for their tasks more than {HEARTBEAT_DEFAULT_INTERVAL} s after "
+            f"Flower claimed them, as when more Flower processes start at once than this "
+            f"machine's {cores} core(s) can start in time (each ClientApp about 3 s of CPU); "
+            f"run fewer SuperNodes, or fewer runs, at once")
+
+
 def write_partitions(X, devices, sample_weight, directory) -> list:
     """Write one ``device_<id>.npz`` per device into ``directory`` (arrays ``X``, and ``w``
     with weights), its rows in the order a Federation keeps them (the input order within the
@@ -840,9 +875,11 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
                     time.sleep(2)  # the result may land just after the stream ends
                     if not result_path.exists():
                         raise RuntimeError(f"flwr run ended (code {runner.returncode}) without "
-                                           f"a result; see {workdir / 'flwr-run.log'}")
+                                           f"a result; see {workdir / 'flwr-run.log'}"
+                                           f"{_refused_starts(workdir)}")
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"no result after {timeout:g} s; logs in {workdir}")
+                    raise TimeoutError(f"no result after {timeout:g} s; logs in {workdir}"
+                                       f"{_refused_starts(workdir)}")
                 time.sleep(0.1)
         finally:
             group.stop_all()
@@ -850,7 +887,8 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
                 relay.close()
     result = json.loads(result_path.read_text())
     if result.get("error"):
-        raise RuntimeError(f"the ServerApp failed: {result['error']} (logs in {workdir})")
+        raise RuntimeError(f"the ServerApp failed: {result['error']} (logs in {workdir})"
+                           f"{_refused_starts(workdir)}")
     wire = [{"device": device, "connections": len(relay.connections),
              "bytes_up": relay.bytes_up, "bytes_down": relay.bytes_down}
             for device, relay in relays.items()]

@@ -43,6 +43,7 @@ from fedclust.data import make_separated_mixture  # noqa: E402
 from fedclust.federation import Federation  # noqa: E402
 from fedclust.lloyd import assign, assign_by_device, lloyd  # noqa: E402
 from fedclust.metrics import clustering_accuracy  # noqa: E402
+from fedclust.pipeline.benchmarks import host_speed  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -203,7 +204,7 @@ def machine() -> str:
     except OSError:
         pass
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"numpy {np.__version__}")
+            f"numpy {np.__version__}; {host_speed()}")
 
 
 def main(argv=None):

@@ -5,7 +5,9 @@ import pytest
 
 from fedclust.pipeline.benchmarks import (
     format_seconds,
+    host_speed,
     measured_block,
+    python_loop_seconds,
     read_benchmarks,
     render_measured,
     render_summary,
@@ -66,7 +68,10 @@ def measured_sources():
                              "commit": ["aaa", "bbb"], "date": ["d1", "d2"]})
     steps = pd.DataFrame({"step": ["ci total", "unit tests"], "seconds": [1700.0, 290.0],
                           "count": [None, 900], "unit": ["", "tests"], "commit": ["ccc", "ddd"],
-                          "date": ["d3", "d4"]})
+                          "date": ["d3", "d4"],
+                          "machine": ["AMD EPYC, 2 cores; host speed: a 10^7-step Python loop "
+                                      "0.41 s, a 1000x1000 float64 product on one thread 48 ms",
+                                      "AMD EPYC, 2 cores"]})
     return profiles, steps
 
 
@@ -76,18 +81,28 @@ def test_the_measured_table_names_each_times_commit_and_the_dry_runs_job_counts(
     rows = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows[1:] == [
         '| the edit-and-test loop, `python -m pytest -m "not reproduction"` | 4 min 50 s | '
-        "900 tests | ddd, d4 |",
+        "900 tests | ddd, d4 | not recorded |",
         "| quick profile, `snakemake --cores 2 --configfile config/ci.yaml`, clean directory | "
-        "11 min 24 s | 203 jobs (the dry run at this commit) | bbb, d2 |",
+        "11 min 24 s | 203 jobs (the dry run at this commit) | bbb, d2 | not recorded |",
         "| CI from start to end (`.ci/run`: install, SLURM start, tests) | 28 min 20 s |  | "
-        "ccc, d3 |",
+        "ccc, d3 | 0.41 s |",
         "| paper profile, `snakemake --cores 2`, clean directory | 4 h 14 min | "
-        "283 jobs (the dry run at this commit) | aaa, d1 |"]
+        "283 jobs (the dry run at this commit) | aaa, d1 | not recorded |"]
     text = f"intro\n{block}\noutro"
     assert measured_block(text) == block
     assert replace_measured_block(text, "new") == "intro\nnew\noutro"
     with pytest.raises(ValueError, match="README.md has no measured table"):
         measured_block("intro only")
+
+
+def test_the_host_speed_is_written_and_read_back_from_a_machine_text():
+    text = host_speed(repeat=1)
+    loop = python_loop_seconds(f"AMD EPYC, 2 cores, Python 3.11.7; {text}")
+    assert loop is not None and 0 < loop < 60
+    assert re.fullmatch(r"host speed: a 10\^7-step Python loop [0-9.]+ s, a 1000x1000 float64 "
+                        r"product on one thread \d+ ms", text)
+    assert python_loop_seconds("AMD EPYC, 2 cores, Python 3.11.7, numpy 2.4.6") is None
+    assert python_loop_seconds(float("nan")) is None  # a CSV row without a machine
 
 
 def test_the_readmes_measured_table_is_the_one_the_results_give():

@@ -13,13 +13,16 @@ profiles also holds the jobs of the earlier ones (time a profile in a clean dire
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pandas as pd
 
 __all__ = ["BENCHMARK_DIR", "SUMMARY_CSV", "SUMMARY_MD", "read_benchmarks", "summarize",
            "render_summary", "format_mb", "format_seconds", "MEASURED_START", "MEASURED_END",
-           "render_measured", "measured_block", "replace_measured_block"]
+           "render_measured", "measured_block", "replace_measured_block", "host_speed",
+           "python_loop_seconds"]
 
 BENCHMARK_DIR = "results/benchmarks"
 SUMMARY_CSV = f"{BENCHMARK_DIR}/summary.csv"
@@ -114,6 +117,46 @@ _MEASURED_ROWS = [
 ]
 
 
+def host_speed(repeat: int = 3) -> str:
+    """Two fixed workloads timed on this host now (best of ``repeat``), for the ``machine``
+    text beside a measurement: the interpreter (a 10^7-step Python loop) and BLAS (a
+    1000 x 1000 float64 product on one thread). Hosts under one CPU name ran the same code
+    1.9x apart between sessions (the authors' k-FED: 6.87 s on 2026-11-26, 13.2 s on
+    2026-11-27), so an absolute time is comparable across sittings only beside these; read the
+    loop's back with :func:`python_loop_seconds`."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    def best(work) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    def loop() -> None:
+        total = 0
+        for i in range(10**7):
+            total += i
+
+    a = np.random.default_rng(0).random((1000, 1000))
+    with threadpool_limits(1):
+        product = best(lambda: a @ a)
+    return (f"host speed: a 10^7-step Python loop {best(loop):.2f} s, a 1000x1000 float64 "
+            f"product on one thread {product * 1e3:.0f} ms")
+
+
+_PYTHON_LOOP = re.compile(r"host speed: a 10\^7-step Python loop ([0-9.]+) s")
+
+
+def python_loop_seconds(machine) -> float | None:
+    """The Python loop's seconds in a ``machine`` text that carries :func:`host_speed`'s, or
+    None (measurements recorded before 2026-11-27 have none)."""
+    match = _PYTHON_LOOP.search(machine) if isinstance(machine, str) else None
+    return float(match.group(1)) if match else None
+
+
 def format_seconds(seconds: float) -> str:
     """``4 h 14 min`` (to the nearest minute from an hour on), ``12 min 30 s`` or ``45 s``."""
     seconds = int(round(float(seconds)))
@@ -133,14 +176,17 @@ def render_measured(profiles: pd.DataFrame, steps: pd.DataFrame, jobs: dict) -> 
         ``benchmarks/results/profiles.csv`` (wall minutes, commit, date of each profile run).
     steps : DataFrame
         ``benchmarks/results/steps.csv`` (``step``, ``seconds``, ``count``, ``unit``,
-        ``commit``, ``date``): the install, the tests, CI.
+        ``commit``, ``date``, ``machine``): the install, the tests, CI. The host column is
+        the Python loop's time in each row's ``machine`` (:func:`host_speed`), where it has
+        one.
     jobs : dict
         ``{profile: jobs}``, the dry run's job count of each profile at the current commit.
     """
     by_profile = profiles.set_index("profile")
     by_step = steps.set_index("step")
     lines = [MEASURED_START, "",
-             "| what | wall time | size | commit, date |", "|---|---|---|---|"]
+             "| what | wall time | size | commit, date | host: a 10^7-step Python loop |",
+             "|---|---|---|---|---|"]
     for key, what in _MEASURED_ROWS:
         if key in by_profile.index:
             row = by_profile.loc[key]
@@ -152,7 +198,9 @@ def render_measured(profiles: pd.DataFrame, steps: pd.DataFrame, jobs: dict) -> 
             size = "" if pd.isna(row["count"]) else f"{int(row['count']):,} {row['unit']}"
         else:
             continue
-        lines.append(f"| {what} | {wall} | {size} | {row['commit']}, {row['date']} |")
+        loop = python_loop_seconds(row.get("machine"))
+        host = "not recorded" if loop is None else f"{loop:.2f} s"
+        lines.append(f"| {what} | {wall} | {size} | {row['commit']}, {row['date']} | {host} |")
     lines += ["", MEASURED_END]
     return "\n".join(lines)
 

@@ -117,7 +117,7 @@ _MEASURED_ROWS = [
 ]
 
 
-def host_speed(repeat: int = 3) -> str:
+def host_speed(repeat: int = 5) -> str:
     """Two fixed workloads timed on this host now (best of ``repeat``), for the ``machine``
     text beside a measurement: the interpreter (a 10^7-step Python loop) and BLAS (a
     1000 x 1000 float64 product on one thread). Hosts under one CPU name ran the same code

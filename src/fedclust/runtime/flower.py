@@ -315,7 +315,8 @@ class _Link:
                                                 group_id=f"{exchange}-{round_}"))
             self._book(exchange, round_, position, "down", content)
         start = time.perf_counter()
-        replies = self._send_and_receive(out, self.timeout if timeout is None else timeout)
+        wait = self.timeout if timeout is None else timeout
+        replies = self._send_and_receive(out, wait)
         wall = time.perf_counter() - start
         answers = {}
         for reply in replies:
@@ -333,8 +334,8 @@ class _Link:
             # nothing is left to compute from: say so rather than fail on an empty reply set
             raise DevicesLostError(
                 f"every device is lost: {len(newly_lost)} did not answer the {exchange!r} "
-                f"exchange (round {round_}) within {self.timeout if timeout is None else timeout:g}"
-                f" s, {len(self.devices) - len(newly_lost)} were lost before")
+                f"exchange (round {round_}) within {wait:g} s, "
+                f"{len(self.devices) - len(newly_lost)} were lost before")
         return answers
 
     def _send_and_receive(self, messages: list, timeout: float) -> list:

@@ -120,8 +120,8 @@ def init_spy(monkeypatch):
     calls = []
     init = StackedModel.init
 
-    def spy(self, n_models, seed):
-        stack = init(self, n_models, seed)
+    def spy(self, n_models, seed, device=None):
+        stack = init(self, n_models, seed, device)
         calls.append((n_models, seed, stack))
         return stack
 
@@ -284,3 +284,32 @@ def test_ifca_restart_keys_are_validated_by_the_schema(profile):
     config["kfed"]["table2"]["ifca_restarts"] = 0
     with pytest.raises(ConfigError, match="'kfed.table2.ifca_restarts': 0 is less than"):
         validate_config(config, schema)
+
+
+def test_table2_cells_trained_together_equal_each_cell_trained_alone(mnist):
+    # one stack for every run of every cell: on a CPU the batched products round as the
+    # per-cell ones do, so the tables are equal bit for bit (the tolerance the GPU's batched
+    # path is held to against its own per-cell runs is float32 rounding: tests/test_gpu.py)
+    from fedclust.experiments.kfed_applications import table2_cells
+
+    cfg = {**CFG, "ifca_restarts": 2, "ifca_restart_rounds": 2}
+    cells = [(8, 1, "global"), (8, 1, "ifca"), (8, 1, "kfed"), (8, 2, "global"),
+             (8, 2, "kfed")]
+    together = table2_cells(*mnist, cells=cells, cfg=cfg, base_seed=5)
+    assert list(together) == cells
+    for cell in cells:
+        alone = table2_runs(*mnist, n_devices=cell[0], device_clusters=cell[1],
+                            method=cell[2], cfg=cfg, base_seed=5)
+        assert set(alone["run"]) == {0, 1}
+        pd.testing.assert_frame_equal(together[cell], alone, check_exact=True)
+
+
+def test_table2_cells_skip_an_infeasible_cell_and_train_the_others(mnist):
+    from fedclust.experiments.kfed_applications import table2_cells
+
+    # 7 devices with k' = 1 cannot hold the 4 rotations one each evenly (7 * 1 / 4 devices)
+    tables = table2_cells(*mnist, cells=[(7, 1, "global"), (8, 1, "global")], cfg=CFG,
+                          base_seed=5)
+    skipped, trained = tables[(7, 1, "global")], tables[(8, 1, "global")]
+    assert set(skipped["metric"]) == {"skipped"}
+    assert "test_accuracy" in set(trained["metric"])

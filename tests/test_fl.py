@@ -305,3 +305,56 @@ def test_trainer_validates_its_parameters():
         FederatedTrainer(MLP(2, 2, 2), lr=0.1, local_steps=1, batch_size=1, aggregation="x")
     with pytest.raises(TypeError, match="local_steps"):
         FederatedTrainer(MLP(2, 2, 2), lr=0.1, local_steps=1.5, batch_size=1)
+
+
+def _jobs_store(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(240, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    return DeviceStore.from_arrays(X, y, np.arange(240) % 12)
+
+
+def test_run_many_gives_every_job_the_result_it_gets_alone():
+    # jobs of different lengths, one IFCA job with restarts (its starts train beside the
+    # others until it keeps one), one with a ledger of its own: each result is its own run's
+    # bit for bit on a CPU
+    trainer = FederatedTrainer(MLP(6, 5, 2), lr=0.3, local_steps=2, batch_size=4,
+                               progress=False)
+    jobs = [dict(train=_jobs_store(0), rounds=7, selection=RandomBySize(3), seed=1),
+            dict(train=_jobs_store(1), rounds=4, selection=RandomBySize(4), seed=2,
+                 n_models=2, ifca=True, restarts=3, restart_rounds=2, eval_every=2),
+            dict(train=_jobs_store(2), rounds=5, selection=RandomBySize(2), seed=3,
+                 n_models=2, segment_group=np.arange(12) % 2)]
+    together = trainer.run_many(jobs)
+    for job, result in zip(jobs, together, strict=True):
+        alone = trainer.run(**job)
+        assert result.history == alone.history
+        assert result.restart_scores == alone.restart_scores
+        assert result.identity_accuracy == alone.identity_accuracy
+        for name, p in alone.models.items():
+            assert torch.equal(result.models[name], p)
+        assert result.communication["floats_up"] == alone.communication["floats_up"]
+        assert result.communication["rounds"] == alone.communication["rounds"]
+    assert [r.communication["rounds"] for r in together] == [7, 4 + 1, 5]
+
+
+def test_run_many_refuses_an_empty_list_and_a_bad_device():
+    trainer = FederatedTrainer(MLP(2, 2, 2), lr=0.1, local_steps=1, batch_size=1,
+                               progress=False)
+    with pytest.raises(ValueError, match="at least one job"):
+        trainer.run_many([])
+    with pytest.raises(ValueError, match="device must be"):
+        FederatedTrainer(MLP(2, 2, 2), lr=0.1, local_steps=1, batch_size=1, device="gpu")
+
+
+def test_the_rounds_run_under_deterministic_algorithms_and_restore_the_mode():
+    # on a GPU, index_add_ (the server's average) sums in a fixed order only in this mode
+    seen = []
+    trainer = FederatedTrainer(MLP(6, 5, 2), lr=0.3, local_steps=1, batch_size=4,
+                               progress=False)
+    before = torch.get_deterministic_debug_mode()
+    trainer.run(_jobs_store(0), rounds=2, selection=RandomBySize(2), seed=0,
+                evaluate=lambda models: seen.append(
+                    torch.are_deterministic_algorithms_enabled()) or {})
+    assert seen == [True, True, True]
+    assert torch.get_deterministic_debug_mode() == before

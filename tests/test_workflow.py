@@ -102,6 +102,17 @@ def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):
     assert "data/year_prediction/features.h5" in result.stdout
 
 
+def test_table2_batched_is_one_job_for_every_cell_and_run(tmp_path):
+    # kfed.table2.batch_cells (auto: on a GPU) plans one job whose outputs are every cell's
+    # table, the same files the per-cell jobs write
+    result = run(["-n", "--cores", "2", "--configfile", "config/ci.yaml", "--config",
+                  "kfed={table2: {batch_cells: true}}", "--", "results/kfed/table2.csv"],
+                 copy_workflow(tmp_path))
+    assert re.search(r"^rule kfed_table2_cells:", result.stdout, re.M)
+    assert not re.search(r"^rule kfed_table2:", result.stdout, re.M)
+    assert "results/kfed/table2/n200_k2_kfed.csv" in result.stdout
+
+
 def test_jobs_run_this_checkouts_code_even_when_another_stands_first(tmp_path):
     # another fedclust first on the path (an editable install of another checkout, a
     # PYTHONPATH): the Snakefile and every job must still import this copy's src/

@@ -51,8 +51,8 @@ rule decode_cifar10:
 
 
 rule train_embedding:
-    """Train a small CNN on CPU, record its test accuracy, embed the images (LocalKMeans
-    Figs 2-3)."""
+    """Train a small CNN (on torch_device), record its test accuracy, embed the images
+    (LocalKMeans Figs 2-3)."""
     input:
         raw_files,
     output:
@@ -75,6 +75,7 @@ rule train_embedding:
     params:
         settings=dataset_settings,
         seed=config["seed"],
+        device=config["torch_device"],
     script:
         "../scripts/train_embedding.py"
 

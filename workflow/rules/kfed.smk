@@ -169,30 +169,57 @@ rule kfed_federated:
 # ------------------------------------------ applications: Table 2 and Figure 4 (Sec. 4.2.2)
 
 
-rule kfed_table2:
-    """One Table 2 cell (Z devices, k', method) on rotated MNIST, all its runs."""
-    input:
-        datasets.raw_files("mnist", config),
-    output:
-        kfed_pipeline.TABLE2_PART,
-    log:
-        "results/logs/kfed/table2/n{n_devices}_k{device_clusters}_{method}.log",
-    benchmark:
-        "results/benchmarks/kfed_table2/kfed/table2/n{n_devices}_k{device_clusters}_{method}.tsv"
-    wildcard_constraints:
-        n_devices=r"\d+",
-        device_clusters=r"\d+",
-        method="global|ifca|kfed",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=4000,
-    params:
-        settings=kfed_pipeline.table2_settings(config),
-        seed=config["seed"],
-    script:
-        "../scripts/kfed_table2.py"
+if kfed_pipeline.table2_batched(config):
+
+    rule kfed_table2_cells:
+        """Every Table 2 cell and run in one job, trained as one stack per round (on a GPU:
+        kfed.table2.batch_cells)."""
+        input:
+            datasets.raw_files("mnist", config),
+        output:
+            kfed_pipeline.table2_parts(config),
+        log:
+            "results/logs/kfed/table2/all_cells.log",
+        benchmark:
+            "results/benchmarks/kfed_table2_cells/kfed/table2/all_cells.tsv"
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=16000,
+        params:
+            settings=kfed_pipeline.table2_settings(config),
+            cells=kfed_pipeline.table2_cells(config),
+            seed=config["seed"],
+        script:
+            "../scripts/kfed_table2.py"
+
+else:
+
+    rule kfed_table2:
+        """One Table 2 cell (Z devices, k', method) on rotated MNIST, all its runs."""
+        input:
+            datasets.raw_files("mnist", config),
+        output:
+            kfed_pipeline.TABLE2_PART,
+        log:
+            "results/logs/kfed/table2/n{n_devices}_k{device_clusters}_{method}.log",
+        benchmark:
+            "results/benchmarks/kfed_table2/kfed/table2/n{n_devices}_k{device_clusters}_{method}.tsv"
+        wildcard_constraints:
+            n_devices=r"\d+",
+            device_clusters=r"\d+",
+            method="global|ifca|kfed",
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=4000,
+        params:
+            settings=kfed_pipeline.table2_settings(config),
+            seed=config["seed"],
+        script:
+            "../scripts/kfed_table2.py"
 
 
 rule kfed_fig4:

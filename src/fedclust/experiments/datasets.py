@@ -209,9 +209,10 @@ def prepare(name: str, inputs: list[str], settings: dict, *, seed: int) -> Prepa
     return resolve(spec.prepare)(inputs, settings, seed)
 
 
-def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
-    """Train the small CNN of ``name`` (``mnist_cnn`` or ``cifar10_cnn``) on CPU, record its
-    test accuracy, and embed ``n_embed`` training images drawn at random.
+def embed(name: str, inputs: list[str], settings: dict, *, seed: int, device="cpu"):
+    """Train the small CNN of ``name`` (``mnist_cnn`` or ``cifar10_cnn``) on ``device``
+    (:func:`fedclust._torch.resolve_device`), record its test accuracy, and embed ``n_embed``
+    training images drawn at random.
 
     The training images are put in a random order (seeded by name) first, so that
     ``n_embed`` and ``max_train`` take a random subset: the JPEG release of CIFAR-10 is stored
@@ -249,7 +250,7 @@ def embed(name: str, inputs: list[str], settings: dict, *, seed: int):
     result = train_and_embed(model, X_train, y_train, X_test, y_test, X_train[:n_embed],
                              y_train[:n_embed], epochs=settings["epochs"],
                              max_train=settings["max_train"],
-                             seed=seed_for(seed, "embedding", name))
+                             seed=seed_for(seed, "embedding", name), device=device)
     features = result.embeddings
     which = "all" if n_embed == len(X_train) else f"a random {n_embed} of the"
     description = (f"{features.shape[1]}-d CNN features of {which} {len(X_train)} training "

@@ -47,9 +47,9 @@ from ..metrics import clustering_accuracy
 from ..partitions import every_pair_partition, powerlaw_class_partition, structured_partition
 from ..seeds import seed_for
 
-__all__ = ["FLData", "rotated_mnist", "table2_runs", "femnist_powerlaw",
-           "shakespeare_roles", "fig4_data", "fig4_runs", "train_method", "TABLE2_METHODS",
-           "PAIRINGS"]
+__all__ = ["FLData", "MethodRun", "build_trainer", "prepare_method", "rotated_mnist",
+           "table2_runs", "table2_cells", "femnist_powerlaw", "shakespeare_roles", "fig4_data",
+           "fig4_runs", "train_method", "TABLE2_METHODS", "PAIRINGS"]
 
 log = logging.getLogger(__name__)
 
@@ -169,26 +169,58 @@ def _selection(name: str, cfg: dict, km: KFed | None):
     return KFedPowerOfChoice(m, cfg["candidates"], device_cluster_of(km))
 
 
-def train_method(data: FLData, cfg: dict, *, method: str = "global",
-                 selection: str = "random", kfed: dict | None = None, seed: int,
-                 desc: str = "training"):
-    """Train one method on ``data`` and evaluate it every ``cfg["eval_every"]`` rounds.
+def build_trainer(cfg: dict) -> FederatedTrainer:
+    """The trainer of a Table 2 or Fig 4 setting ``cfg`` (its model, local SGD, aggregation
+    and ``device``, default the CPU)."""
+    return FederatedTrainer(build_model(cfg["model"], **cfg["model_options"]),
+                            lr=cfg["lr"], local_steps=cfg["local_steps"],
+                            batch_size=cfg["batch_size"], aggregation=cfg["aggregation"],
+                            loss_rows=cfg["loss_rows"], device=cfg.get("device", "cpu"))
 
-    ``method``: ``global`` (one FedAvg model), ``ifca`` (``kfed["n_clusters"]`` models) or
-    ``kfed`` (one model per k-FED cluster); ``selection``: ``random``, ``powd`` or
-    ``kfed_powd`` (the last fits k-FED first, with ``kfed``'s parameters). Returns the
-    :class:`~fedclust.fl.training.TrainingResult`, the final per-device test accuracy and a
-    dict of the run's other numbers (k-FED's one-shot communication and cluster accuracy).
-    """
+
+@dataclass
+class MethodRun:
+    """One method's run made ready to train: the keyword arguments of
+    :meth:`~fedclust.fl.training.FederatedTrainer.run` (``job``, the store included) and
+    what :meth:`finish` needs afterwards."""
+
+    job: dict
+    extra: dict
+    final: dict
+    rounds: int
+    restart_rounds: int
+
+    def finish(self, result):
+        """The :func:`train_method` triple from the trained ``result``."""
+        extra = dict(self.extra)
+        extra["floats_down_per_round"] = result.communication["floats_down"] / self.rounds
+        extra["floats_up_per_round"] = result.communication["floats_up"] / self.rounds
+        # the protocol's own cost per round, once IFCA's restarts (our addition) are over
+        extra["floats_down_per_training_round"] = _per_round(result.history, "floats_down",
+                                                             self.restart_rounds)
+        if result.restart_scores:
+            extra["ifca_restart_kept"] = float(result.restart_kept)
+            extra["ifca_restart_objective_kept"] = min(result.restart_scores)
+            extra["ifca_restart_objective_worst"] = max(result.restart_scores)
+        return result, self.final["per_device"], extra
+
+
+def prepare_method(data: FLData, cfg: dict, trainer: FederatedTrainer, *,
+                   method: str = "global", selection: str = "random",
+                   kfed: dict | None = None, seed: int, store: DeviceStore | None = None
+                   ) -> MethodRun:
+    """Everything of :func:`train_method` before the rounds: k-FED's clustering where the
+    method or the selection uses it, the store, the selection and the evaluation.
+
+    ``store``: the rows of ``data`` by device, on the trainer's device (built when not given;
+    the methods of one run can share it, except k-FED's, which stores by cluster)."""
     if method not in TABLE2_METHODS:
         raise ValueError(f"method must be one of {list(TABLE2_METHODS)}; got {method!r}")
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {list(SELECTIONS)}; got {selection!r}")
-    trainer = FederatedTrainer(build_model(cfg["model"], **cfg["model_options"]),
-                               lr=cfg["lr"], local_steps=cfg["local_steps"],
-                               batch_size=cfg["batch_size"], aggregation=cfg["aggregation"],
-                               loss_rows=cfg["loss_rows"])
-    store = DeviceStore.from_arrays(data.X, data.y, data.devices)
+    device = trainer.device
+    if store is None:
+        store = DeviceStore.from_arrays(data.X, data.y, data.devices).to(device)
     zeros = (np.zeros(len(data.y), dtype=np.int64), np.zeros(len(data.test_y), dtype=np.int64),
              {})
     routes = lambda models: zeros                                   # noqa: E731
@@ -207,7 +239,7 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
         extra["kfed_device_clusters_used"] = float(len(np.unique(chooser.clusters)))
     if method == "kfed":
         segment, seg_device, seg_group = segments_of(data.devices, km.labels_)
-        store = DeviceStore.from_arrays(data.X, data.y, segment)
+        store = DeviceStore.from_arrays(data.X, data.y, segment).to(device)
         routed = (km.labels_, route_by_local_centers(km, data.kfed_test_X, data.test_devices),
                   {})
         routes = lambda models: routed                              # noqa: E731
@@ -217,10 +249,12 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
         eval_gen = torch.Generator()
         true_group = (_majority(data.clusters, data.devices, data.n_devices)
                       if (data.clusters >= 0).all() else None)
+        device_store = store
 
         def routes(models):    # every device picks its model on its own training rows
             eval_gen.manual_seed(seed_for(seed, "evaluation"))
-            choice = trainer.choose_models(models, store, np.arange(store.n_segments), eval_gen)
+            choice = trainer.choose_models(models, device_store,
+                                           np.arange(device_store.n_segments), eval_gen)
             # identity accuracy of every device's choice (not only a round's devices)
             metrics = {"ifca_models_used": float(len(np.unique(choice)))}
             if true_group is not None:
@@ -234,10 +268,10 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
     # evaluation rows: every row, or at most eval_*_rows per device (a fixed random subset)
     train_rows = _capped(data.devices, cfg["eval_train_rows"], seed_for(seed, "eval rows"))
     test_rows = _capped(data.test_devices, cfg["eval_test_rows"], seed_for(seed, "eval rows"))
-    X_t = as_model_input(data.X[train_rows])
-    y_t = torch.from_numpy(data.y[train_rows].astype(np.int64))
-    test_X_t = as_model_input(data.test_X[test_rows])
-    test_y_t = torch.from_numpy(data.test_y[test_rows].astype(np.int64))
+    X_t = as_model_input(data.X[train_rows]).to(device)
+    y_t = torch.from_numpy(data.y[train_rows].astype(np.int64)).to(device)
+    test_X_t = as_model_input(data.test_X[test_rows]).to(device)
+    test_y_t = torch.from_numpy(data.test_y[test_rows].astype(np.int64)).to(device)
     final = {}
 
     def evaluate(models):
@@ -250,18 +284,28 @@ def train_method(data: FLData, cfg: dict, *, method: str = "global",
                 "test_accuracy_device_mean": float(np.nanmean(final["per_device"])),
                 "train_loss": float(loss.mean()), **metrics}
 
-    result = trainer.run(store, rounds=cfg["rounds"], selection=chooser, seed=seed,
-                         evaluate=evaluate, eval_every=cfg["eval_every"], desc=desc, **run)
-    extra["floats_down_per_round"] = result.communication["floats_down"] / cfg["rounds"]
-    extra["floats_up_per_round"] = result.communication["floats_up"] / cfg["rounds"]
-    # the protocol's own cost per round, once IFCA's restarts (our addition) are over
+    job = {"train": store, "rounds": cfg["rounds"], "selection": chooser, "seed": seed,
+           "evaluate": evaluate, "eval_every": cfg["eval_every"], **run}
     after = run.get("restart_rounds", 0) if run.get("restarts", 1) > 1 else 0
-    extra["floats_down_per_training_round"] = _per_round(result.history, "floats_down", after)
-    if result.restart_scores:
-        extra["ifca_restart_kept"] = float(result.restart_kept)
-        extra["ifca_restart_objective_kept"] = min(result.restart_scores)
-        extra["ifca_restart_objective_worst"] = max(result.restart_scores)
-    return result, final["per_device"], extra
+    return MethodRun(job, extra, final, cfg["rounds"], after)
+
+
+def train_method(data: FLData, cfg: dict, *, method: str = "global",
+                 selection: str = "random", kfed: dict | None = None, seed: int,
+                 desc: str = "training"):
+    """Train one method on ``data`` and evaluate it every ``cfg["eval_every"]`` rounds.
+
+    ``method``: ``global`` (one FedAvg model), ``ifca`` (``kfed["n_clusters"]`` models) or
+    ``kfed`` (one model per k-FED cluster); ``selection``: ``random``, ``powd`` or
+    ``kfed_powd`` (the last fits k-FED first, with ``kfed``'s parameters); ``cfg["device"]``
+    (default ``"cpu"``) where the models train. Returns the
+    :class:`~fedclust.fl.training.TrainingResult`, the final per-device test accuracy and a
+    dict of the run's other numbers (k-FED's one-shot communication and cluster accuracy).
+    """
+    trainer = build_trainer(cfg)
+    prepared = prepare_method(data, cfg, trainer, method=method, selection=selection,
+                              kfed=kfed, seed=seed)
+    return prepared.finish(trainer.run(**prepared.job, desc=desc))
 
 
 def _per_round(history: list[dict], key: str, after: int) -> float:
@@ -279,35 +323,117 @@ def _long(records: list[dict], id_columns) -> pd.DataFrame:
     return table[table["value"].notna()].reset_index(drop=True)
 
 
+TABLE2_IDS = ["n_devices", "device_clusters", "method", "run", "round"]
+
+
+def _table2_data(train, test, cfg: dict, n_devices: int, device_clusters: int, run: int,
+                 base_seed: int) -> FLData:
+    return rotated_mnist(
+        train, test, n_devices=n_devices, device_clusters=device_clusters,
+        pairing=cfg["pairing"], per_rotation=cfg["per_rotation"],
+        test_per_rotation=cfg["test_per_rotation"],
+        seed=seed_for(base_seed, "kfed", "table2", "data", n_devices, device_clusters, run))
+
+
+def _table2_method(data: FLData, cfg: dict, trainer, cell: tuple, run: int, base_seed: int,
+                   store=None) -> MethodRun:
+    n_devices, device_clusters, method = cell
+    return prepare_method(
+        data, cfg, trainer, method=method,
+        kfed={**cfg["kfed"], "n_clusters": 4, "device_clusters": device_clusters},
+        seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, run),
+        store=store)
+
+
+def _table2_records(key: dict, cfg: dict, result, extra: dict) -> list[dict]:
+    return ([{**key, **row} for row in result.history]
+            + [{**key, "round": cfg["rounds"], **extra}])
+
+
 def table2_runs(train, test, *, n_devices: int, device_clusters: int, method: str, cfg: dict,
                 base_seed: int) -> pd.DataFrame:
     """Every run of one Table 2 cell (``n_devices``, ``k'``, ``method``) as a tidy table:
     the evaluation history (``round``; test accuracy pooled and per-device mean, training
     loss, IFCA's identity accuracy, floats and bytes sent so far) and, at the last round,
     the run's other numbers. ``train`` and ``test`` are MNIST's ``(X, y)`` splits."""
-    ids = ["n_devices", "device_clusters", "method", "run", "round"]
+    cell = (n_devices, device_clusters, method)
+    trainer = build_trainer(cfg)
     records = []
     for run in range(cfg["runs"]):
         key = {"n_devices": n_devices, "device_clusters": device_clusters, "method": method,
                "run": run}
         try:
-            data = rotated_mnist(
-                train, test, n_devices=n_devices, device_clusters=device_clusters,
-                pairing=cfg["pairing"], per_rotation=cfg["per_rotation"],
-                test_per_rotation=cfg["test_per_rotation"],
-                seed=seed_for(base_seed, "kfed", "table2", "data", n_devices, device_clusters,
-                              run))
-            result, _, extra = train_method(
-                data, cfg, method=method, kfed={**cfg["kfed"], "n_clusters": 4,
-                                                "device_clusters": device_clusters},
-                seed=seed_for(base_seed, "kfed", "table2", n_devices, device_clusters, run),
-                desc=f"Table 2 {method} Z={n_devices} k'={device_clusters} run {run}")
+            data = _table2_data(train, test, cfg, n_devices, device_clusters, run, base_seed)
+            prepared = _table2_method(data, cfg, trainer, cell, run, base_seed)
         except InfeasibleSettingError as err:
             records.append(skipped_with_warning({**key, "round": cfg["rounds"]}, err, key, log))
             continue
-        records += [{**key, **row} for row in result.history]
-        records.append({**key, "round": cfg["rounds"], **extra})
-    return _long(records, ids)
+        result, _, extra = prepared.finish(trainer.run(
+            **prepared.job, desc=f"Table 2 {method} Z={n_devices} k'={device_clusters} run {run}"))
+        records += _table2_records(key, cfg, result, extra)
+    return _long(records, TABLE2_IDS)
+
+
+def table2_cells(train, test, *, cells, cfg: dict, base_seed: int) -> dict:
+    """Every run of several Table 2 cells, trained together: the table :func:`table2_runs`
+    gives each cell, from one :meth:`~fedclust.fl.training.FederatedTrainer.run_many`.
+
+    The runs keep their own data, seeds and streams, so each cell's table equals its own
+    :func:`table2_runs` up to the rounding of the batched products. The methods of one run
+    (Z, k', run) share its data and, on the trainer's device, its rows (k-FED's by cluster).
+
+    Parameters
+    ----------
+    train, test : (X, y)
+        MNIST's splits.
+    cells : sequence of (n_devices, device_clusters, method)
+    cfg : dict
+        Table 2's settings (``device`` among them).
+    base_seed : int
+
+    Returns
+    -------
+    dict
+        ``{(n_devices, device_clusters, method): tidy table}``, one per cell.
+    """
+    cells = [(int(z), int(kp), str(m)) for z, kp, m in cells]
+    trainer = build_trainer(cfg)
+    records = {cell: [] for cell in cells}
+    waiting = []                                       # (cell, key, prepared), in run order
+    for n_devices, device_clusters in dict.fromkeys((z, kp) for z, kp, _ in cells):
+        methods = [cell for cell in cells if cell[:2] == (n_devices, device_clusters)]
+        for run in range(cfg["runs"]):
+            try:
+                data = _table2_data(train, test, cfg, n_devices, device_clusters, run,
+                                    base_seed)
+            except InfeasibleSettingError as err:
+                data, failure = None, err
+            store = None
+            for cell in methods:
+                key = {"n_devices": n_devices, "device_clusters": device_clusters,
+                       "method": cell[2], "run": run}
+                try:
+                    if data is None:
+                        raise failure
+                    if store is None and cell[2] != "kfed":
+                        store = DeviceStore.from_arrays(data.X, data.y, data.devices).to(
+                            trainer.device)
+                    waiting.append((cell, key, _table2_method(
+                        data, cfg, trainer, cell, run, base_seed,
+                        store=None if cell[2] == "kfed" else store)))
+                except InfeasibleSettingError as err:
+                    records[cell].append(skipped_with_warning(
+                        {**key, "round": cfg["rounds"]}, err, key, log))
+    if waiting:
+        log.info("training %d runs of %d Table 2 cells together on %s", len(waiting),
+                 len(cells), trainer.device)
+        results = trainer.run_many([prepared.job for _, _, prepared in waiting],
+                                   desc=f"Table 2, {len(waiting)} runs together")
+        for (cell, key, prepared), result in zip(waiting, results, strict=True):
+            result, _, extra = prepared.finish(result)
+            records[cell] += _table2_records(key, cfg, result, extra)
+    return {cell: _long(sorted(rows, key=lambda r: r["run"]), TABLE2_IDS)
+            for cell, rows in records.items()}
 
 
 # ------------------------------------------------------------------------------ Figure 4

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -57,6 +58,23 @@ class DeviceStore:
                    offsets=torch.from_numpy(offsets.astype(np.int64)),
                    segment_ids=ids, order=order)
 
+    def to(self, device) -> DeviceStore:
+        """The same store with its rows and targets on ``device`` (a torch device); the
+        offsets stay on the CPU, where the minibatch rows are drawn."""
+        device = torch.device(device)
+        if self.X.device == device:
+            return self
+        return DeviceStore(X=self.X.to(device), y=self.y.to(device), offsets=self.offsets,
+                           segment_ids=self.segment_ids, order=self.order)
+
+    @cached_property
+    def _offsets(self) -> np.ndarray:
+        return self.offsets.numpy()
+
+    @cached_property
+    def _sizes(self) -> np.ndarray:
+        return np.diff(self._offsets)
+
     @property
     def n_segments(self) -> int:
         return len(self.segment_ids)
@@ -69,19 +87,27 @@ class DeviceStore:
         """Segment (position) of every stored row."""
         return np.repeat(np.arange(self.n_segments), self.sizes.numpy())
 
+    def draw_rows(self, segments: torch.Tensor, size: int, generator: torch.Generator,
+                  *, steps: int | None = None) -> torch.Tensor:
+        """Positions of ``size`` rows of each of ``segments``, uniform with replacement:
+        shape ``(len(segments), size)``, or ``(steps, len(segments), size)`` with ``steps``
+        (the draws of ``steps`` such calls at once, in the same order). Drawn on the CPU from
+        ``generator`` (a CPU generator), so a store on a GPU gives the same rows."""
+        segments = np.asarray(segments.cpu() if torch.is_tensor(segments) else segments)
+        start, n = self._offsets[segments], self._sizes[segments]
+        shape = (len(segments), size) if steps is None else (steps, len(segments), size)
+        u = torch.rand(shape, generator=generator).numpy()
+        # float32 products truncated, as torch computes u * n for a float32 u
+        offset = np.minimum((u * n.astype(np.float32)[:, None]).astype(np.int64),
+                            (n - 1)[:, None])
+        return torch.from_numpy(start[:, None] + offset)
+
     def sample(self, segments: torch.Tensor, size: int, generator: torch.Generator,
                *, steps: int | None = None):
-        """``size`` rows of each of ``segments``, uniform with replacement: ``X`` of shape
-        ``(len(segments), size, ...)`` and ``y`` of shape ``(len(segments), size)``.
-
-        With ``steps``, the draws of ``steps`` such calls at once (a leading dimension
-        ``steps``): the same rows, in the same order, as ``steps`` calls one after another
-        (torch's generator fills a tensor in order)."""
-        start, n = self.offsets[segments], self.sizes[segments]
-        shape = (len(segments), size) if steps is None else (steps, len(segments), size)
-        u = torch.rand(shape, generator=generator)
-        offset = torch.minimum((u * n[:, None]).long(), (n - 1)[:, None])
-        rows = start[:, None] + offset
+        """The rows :meth:`draw_rows` draws: ``X`` of shape ``(len(segments), size, ...)``
+        and ``y`` of shape ``(len(segments), size)`` (a leading ``steps`` with ``steps``),
+        on the store's device."""
+        rows = self.draw_rows(segments, size, generator, steps=steps).to(self.X.device)
         return self.X[rows], self.y[rows]
 
 

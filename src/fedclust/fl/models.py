@@ -58,8 +58,11 @@ class MLP(nn.Module):
         hidden = torch.relu(pre)
         logits = torch.baddbmm(b2[:, None], hidden, w2.transpose(1, 2))     # (D, B, C)
         # d(mean cross-entropy)/d(logits) = (softmax - one-hot) / B
+        # (the one-hot as a comparison, not scatter_add_: CUDA's scatter_add_ has no
+        # deterministic kernel for these shapes, and p - 1 is p + (-1) bit for bit)
         grad = torch.softmax(logits, dim=-1)
-        grad.scatter_add_(-1, y[..., None], torch.full_like(grad[..., :1], -1.0))
+        classes = torch.arange(grad.shape[-1], device=grad.device)
+        grad.sub_((y[..., None] == classes).to(grad.dtype))
         grad.div_(x.shape[1])
         back = torch.bmm(grad, w2).mul_(pre > 0)                           # (D, B, H)
         w2.baddbmm_(grad.transpose(1, 2), hidden, alpha=-lr)

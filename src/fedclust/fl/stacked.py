@@ -30,16 +30,17 @@ def take(stack: Stack, index) -> Stack:
     local steps update it in place; ``index_select`` copies once, where indexing and then
     cloning copied twice)."""
     index = torch.as_tensor(index, dtype=torch.long)
-    return {name: p.index_select(0, index) for name, p in stack.items()}
+    return {name: p.index_select(0, index.to(p.device)) for name, p in stack.items()}
 
 
 def average_by_group(trained: Stack, group: torch.Tensor, weight: torch.Tensor,
                      previous: Stack) -> Stack:
     """Weighted mean of the trained copies of each group; a group no copy trained keeps its
     ``previous`` model (FedAvg's server step, McMahan et al. 2017, Alg. 1)."""
-    n_groups = next(iter(previous.values())).shape[0]
-    weight = weight.to(torch.float32)
-    total = torch.zeros(n_groups).index_add_(0, group, weight)
+    first = next(iter(previous.values()))
+    group = group.to(first.device)
+    weight = weight.to(first.device, torch.float32)
+    total = torch.zeros(first.shape[0], device=first.device).index_add_(0, group, weight)
     out = {}
     for name, p in trained.items():
         shape = (-1,) + (1,) * (p.dim() - 1)
@@ -74,33 +75,42 @@ class StackedModel:
         ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
         return ce.view(y.shape).mean(1)
 
-    def init(self, n_models: int, seed: int) -> Stack:
+    def init(self, n_models: int, seed: int, device=None) -> Stack:
         """``n_models`` independently initialised copies (PyTorch's default initialisation),
-        reproducible from ``seed``."""
+        reproducible from ``seed``, drawn on the CPU and placed on ``device`` (default: the
+        CPU), so a seed gives the same models on every device."""
         with deterministic(seed):
             copies = [dict(_reinitialised(self.module).named_parameters())
                       for _ in range(n_models)]
-        return {name: torch.stack([c[name].detach() for c in copies]) for name in self.names}
+        return {name: torch.stack([c[name].detach() for c in copies]).to(device)
+                for name in self.names}
 
     def local_steps(self, stack: Stack, store, segments: torch.Tensor, *, steps: int,
                     lr: float, batch_size: int, generator: torch.Generator) -> Stack:
         """``steps`` SGD steps of every copy, copy ``i`` on minibatches of segment
         ``segments[i]`` of ``store`` (``batch_size`` rows drawn with replacement per step;
         the rows of all the steps are drawn in one call, the same rows as one call per step).
+        Returns the trained copies (``stack`` is left as it was)."""
+        xs, ys = store.sample(segments, batch_size, generator, steps=steps)
+        return self.sgd_steps({name: p.clone() for name, p in stack.items()}, xs, ys, lr=lr)
+
+    def sgd_steps(self, params: Stack, xs: torch.Tensor, ys: torch.Tensor, *,
+                  lr: float) -> Stack:
+        """SGD steps of every copy of ``params`` (trained in place where it can be): step
+        ``s`` moves copy ``i`` along the gradient of its mean cross-entropy on ``xs[s, i]``,
+        ``ys[s, i]``.
 
         A model with ``stacked_sgd_step(params, x, y, lr)`` (the MLP: its gradient written
         out, the update fused into the products) takes its steps through it; any other model
         through autograd, where one backward pass of the summed losses gives every copy its
         own gradient."""
-        xs, ys = store.sample(segments, batch_size, generator, steps=steps)
         fused = getattr(self.module, "stacked_sgd_step", None)
         if fused is not None:
-            params = {name: p.clone() for name, p in stack.items()}
-            for step in range(steps):
+            for step in range(xs.shape[0]):
                 fused(params, xs[step], ys[step], lr)
             return params
-        params = {name: p.clone().requires_grad_(True) for name, p in stack.items()}
-        for step in range(steps):
+        params = {name: p.requires_grad_(True) for name, p in params.items()}
+        for step in range(xs.shape[0]):
             grads = torch.autograd.grad(self.losses(params, xs[step], ys[step]).sum(),
                                         [params[n] for n in self.names])
             with torch.no_grad():
@@ -125,9 +135,10 @@ class StackedModel:
     def evaluate(self, stack: Stack, X: torch.Tensor, y: torch.Tensor, model_of_row,
                  *, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
         """Loss and correctness of every row under the model ``model_of_row`` picks for it."""
-        model_of_row = torch.as_tensor(np.asarray(model_of_row), dtype=torch.long)
-        loss = torch.empty(len(y))
-        correct = torch.empty(len(y), dtype=torch.bool)
+        model_of_row = torch.as_tensor(np.asarray(model_of_row), dtype=torch.long,
+                                       device=X.device)
+        loss = torch.empty(len(y), device=X.device)
+        correct = torch.empty(len(y), dtype=torch.bool, device=X.device)
         for m in torch.unique(model_of_row).tolist():
             params = {name: p[m:m + 1] for name, p in stack.items()}
             rows = torch.nonzero(model_of_row == m).ravel()
@@ -136,7 +147,7 @@ class StackedModel:
                 logits = self.module.stacked_forward(params, X[r][None])[0]
                 loss[r] = F.cross_entropy(logits, y[r], reduction="none")
                 correct[r] = logits.argmax(1) == y[r]
-        return loss.numpy().astype(np.float64), correct.numpy()
+        return loss.cpu().numpy().astype(np.float64), correct.cpu().numpy()
 
 
 def _reinitialised(module: nn.Module) -> nn.Module:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .._torch import deterministic_algorithms, resolve_device
 from .._validation import check_int
 from ..communication import SERVER, Communication
 from ..metrics import clustering_accuracy
@@ -48,7 +49,7 @@ from ..progress import progress_bar
 from ..seeds import seed_for
 from .data import DeviceStore
 from .selection import PowerOfChoice
-from .stacked import StackedModel, average_by_group, take
+from .stacked import StackedModel, average_by_group
 
 __all__ = ["FederatedTrainer", "TrainingResult"]
 
@@ -91,6 +92,9 @@ class FederatedTrainer:
         Bytes per float on the wire (float32 models: 4).
     progress : bool
         One progress bar per run.
+    device : {"cpu", "cuda", "auto"} or torch.device
+        Where the models train (:func:`fedclust._torch.resolve_device`); the random draws
+        stay on the CPU, so a seed gives the same devices and rows everywhere.
 
     Examples
     --------
@@ -111,7 +115,7 @@ class FederatedTrainer:
 
     def __init__(self, model, *, lr: float, local_steps: int, batch_size: int,
                  aggregation: str = "size", loss_rows: int = 100, float_bytes: int = 4,
-                 progress: bool = True):
+                 progress: bool = True, device="cpu"):
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number; got {lr!r}")
         if aggregation not in ("size", "uniform"):
@@ -124,12 +128,13 @@ class FederatedTrainer:
         self.loss_rows = check_int(loss_rows, "loss_rows", low=1)
         self.float_bytes = check_int(float_bytes, "float_bytes", low=1)
         self.progress = progress
+        self.device = resolve_device(device)
         self.stacked = StackedModel(model)
 
     # ------------------------------------------------------------------ helpers
     def choose_models(self, models, store: DeviceStore, segments, generator) -> np.ndarray:
         """IFCA's choice: the model with the lowest estimated loss on each segment."""
-        return self.loss_matrix(models, store, segments, generator).argmin(0).numpy()
+        return self.loss_matrix(models, store, segments, generator).argmin(0).cpu().numpy()
 
     def loss_matrix(self, models, store: DeviceStore, segments, generator) -> torch.Tensor:
         """Loss of every model on ``loss_rows`` rows of each segment, ``(n_models, n)``."""
@@ -193,15 +198,139 @@ class FederatedTrainer:
         communication : Communication, optional
             Ledger to add to (e.g. one holding k-FED's one-shot round).
         """
-        rounds = check_int(rounds, "rounds", low=1)
-        eval_every = check_int(eval_every, "eval_every", low=1)
+        return self.run_many([dict(
+            train=train, rounds=rounds, selection=selection, seed=seed, n_models=n_models,
+            segment_device=segment_device, segment_group=segment_group, ifca=ifca,
+            true_group=true_group, restarts=restarts, restart_rounds=restart_rounds,
+            evaluate=evaluate, eval_every=eval_every, communication=communication)],
+            desc=desc)[0]
+
+    def run_many(self, jobs, *, desc: str = "federated training") -> list[TrainingResult]:
+        """Several :meth:`run` calls trained together, round by round.
+
+        Every round, the models of all the jobs' starts are one stack: the copies the
+        selected devices train are taken from it in one call, trained in one batched pass
+        per local step (:meth:`~fedclust.fl.stacked.StackedModel.sgd_steps`) and averaged
+        back in one call, and every index the round needs reaches the device in one copy.
+        On a GPU that replaces thousands of small calls and host-device waits per round by
+        a few dozen. Each job keeps its own data, models, random streams, ledger and
+        evaluation, so its result is the one :meth:`run` gives it alone, up to the rounding
+        of the batched products (bit for bit where the backend rounds each copy's products
+        alike whatever the batch, as on a CPU).
+
+        Parameters
+        ----------
+        jobs : sequence of dict
+            Each the keyword arguments of one :meth:`run` call, ``train`` included.
+        desc : str
+            The progress bar's label (one bar for all the jobs).
+
+        Returns
+        -------
+        list of TrainingResult
+            One per job, in order.
+        """
+        if not jobs:
+            raise ValueError("run_many needs at least one job")
+        # on a GPU, index_add_ (the server's average) sums in a fixed order only in this mode
+        with deterministic_algorithms():
+            return self._lockstep([_Job(self, **dict(spec)) for spec in jobs], desc)
+
+    def _lockstep(self, jobs: list[_Job], desc: str) -> list[TrainingResult]:
+        """Run ``jobs`` to their last rounds, all of their starts trained together."""
+        total = max(job.rounds for job in jobs)
+        bar = progress_bar(desc=desc, total=total, disable=not self.progress, unit="round")
+        pool = None
+        for t in range(1, total + 1):
+            live = [job for job in jobs if t <= job.rounds]
+            starts = [(job, state) for job in live for state in job.starts]
+            if pool is None or not pool.holds([state for _, state in starts]):
+                pool = _ModelPool([state for _, state in starts], self.stacked.names)
+            work = [job.loop.prepare(state) for job, state in starts]
+            # the round's indices on the device in one copy: the slot of every trained copy
+            # in the pool, the weight of its segment, the rows of its minibatches
+            rows = [job.train.draw_rows(w.segments, self.batch_size, state.batches,
+                                        steps=self.local_steps)
+                    for (job, state), w in zip(starts, work, strict=True)]
+            slots = [pool.offsets[i] + w.group for i, w in enumerate(work)]
+            weights = [job.loop.weights(w.segments) for (job, _), w in zip(starts, work,
+                                                                             strict=True)]
+            moved = _one_copy([torch.as_tensor(np.concatenate(slots)),
+                               torch.as_tensor(np.concatenate(weights)), *rows], self.device)
+            slot, weight, rows = moved[0], moved[1].to(torch.float32), moved[2:]
+            xs = torch.cat([job.train.X[r] for (job, _), r in zip(starts, rows, strict=True)],
+                           dim=1)
+            ys = torch.cat([job.train.y[r] for (job, _), r in zip(starts, rows, strict=True)],
+                           dim=1)
+            taken = {name: p.index_select(0, slot) for name, p in pool.stack.items()}
+            trained = self.stacked.sgd_steps(taken, xs, ys, lr=self.lr)
+            pool.stack = average_by_group(trained, slot, weight, pool.stack)
+            pool.hand_out()
+            for (job, state), w in zip(starts, work, strict=True):
+                job.loop.book(state, w)
+            for job in live:
+                job.end_round(t)
+            bar.update(1)
+            if len(jobs) == 1 and jobs[0].history:
+                bar.set_postfix(**{k: f"{v:.3f}" for k, v in jobs[0].history[-1].items()
+                                   if k in ("test_accuracy", "train_loss", "identity_accuracy")})
+        bar.close()
+        return [job.result() for job in jobs]
+
+
+def _one_copy(tensors: list[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
+    """``tensors`` (int64, on the CPU) on ``device`` through one host-to-device copy (each
+    copy waits for the device's queued work, so one a round instead of one a tensor)."""
+    if device.type == "cpu":
+        return tensors
+    flat = torch.cat([t.reshape(-1) for t in tensors]).to(device)
+    return [part.view(t.shape) for part, t in
+            zip(flat.split([t.numel() for t in tensors]), tensors, strict=True)]
+
+
+class _ModelPool:
+    """The models of every start trained in a round, as one stack: start ``i`` holds slots
+    ``offsets[i]:offsets[i + 1]``, and its ``models`` are views of them, handed out again
+    after every round (each round makes a new stack, so views kept for evaluation stay
+    valid)."""
+
+    def __init__(self, states: list, names: list[str]):
+        self.states = states
+        counts = [next(iter(state.models.values())).shape[0] for state in states]
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.stack = {name: torch.cat([state.models[name] for state in states])
+                      for name in names}
+
+    def holds(self, states: list) -> bool:
+        """Whether the pool holds exactly ``states``, in this order."""
+        return len(states) == len(self.states) and all(
+            a is b for a, b in zip(states, self.states, strict=True))
+
+    def hand_out(self) -> None:
+        for i, state in enumerate(self.states):
+            a, b = self.offsets[i], self.offsets[i + 1]
+            state.models = {name: p[a:b] for name, p in self.stack.items()}
+
+
+class _Job:
+    """One :meth:`FederatedTrainer.run`: its validated settings, its starts, its history."""
+
+    def __init__(self, trainer: FederatedTrainer, train: DeviceStore, *, rounds: int,
+                 selection, seed: int, n_models: int = 1, segment_device=None,
+                 segment_group=None, ifca: bool = False, true_group=None, restarts: int = 1,
+                 restart_rounds: int = 1, evaluate=None, eval_every: int = 1,
+                 communication: Communication | None = None):
+        self.rounds = check_int(rounds, "rounds", low=1)
+        self.eval_every = check_int(eval_every, "eval_every", low=1)
         n_models = check_int(n_models, "n_models", low=1)
         restarts = check_int(restarts, "restarts", low=1)
         if restarts > 1:
             if not ifca:
                 raise ValueError("restarts are IFCA's: pass ifca=True, or restarts=1")
-            restart_rounds = check_int(restart_rounds, "restart_rounds", low=1, high=rounds)
-        segment_device, device_sizes = self._segment_layout(train, segment_device)
+            restart_rounds = check_int(restart_rounds, "restart_rounds", low=1,
+                                       high=self.rounds)
+        self.restart_rounds = restart_rounds
+        segment_device, device_sizes = trainer._segment_layout(train, segment_device)
         one_per_device = len(segment_device) == len(device_sizes)
         if (ifca or isinstance(selection, PowerOfChoice)) and not one_per_device:
             raise ValueError("IFCA and pow-d need one segment per device")
@@ -213,47 +342,46 @@ class FederatedTrainer:
         if segment_group.min() < 0 or segment_group.max() >= n_models:
             raise ValueError(f"segment_group must lie in [0, n_models={n_models})")
 
-        comm = communication if communication is not None else Communication(
-            float_bytes=self.float_bytes)
-        loop = _Loop(self, train, selection, comm, n_models=n_models,
-                     segment_device=segment_device, device_sizes=device_sizes,
-                     segment_group=segment_group, ifca=ifca, true_group=true_group)
-        starts = [loop.start(seed, r) for r in range(restarts)]
-        history: list[dict] = []
+        self.train = train.to(trainer.device)
+        self.seed, self.evaluate = seed, evaluate
+        self.comm = communication if communication is not None else Communication(
+            float_bytes=trainer.float_bytes)
+        self.loop = _Loop(trainer, self.train, selection, self.comm, n_models=n_models,
+                          segment_device=segment_device, device_sizes=device_sizes,
+                          segment_group=segment_group, ifca=ifca, true_group=true_group)
+        self.starts = [self.loop.start(seed, r) for r in range(restarts)]
+        self.history: list[dict] = []
+        self.restart_scores: list[float] = []
+        for state in self.starts:
+            self.loop.snapshot(state, 0, {})
+        if len(self.starts) == 1:
+            self._flush(self.starts[0])
 
-        def flush(state):
-            """Evaluate the kept start's snapshots, in round order."""
-            for t, models, ledger, extra in state.snapshots:
-                history.append({"round": t, **(evaluate(models) if evaluate else {}),
-                                **extra, **ledger})
-            state.snapshots.clear()
+    def _flush(self, state: _Start) -> None:
+        """Evaluate the kept start's snapshots, in round order."""
+        for t, models, ledger, extra in state.snapshots:
+            self.history.append({"round": t, **(self.evaluate(models) if self.evaluate else {}),
+                                 **extra, **ledger})
+        state.snapshots.clear()
 
-        for state in starts:
-            loop.snapshot(state, 0, {})
-        if len(starts) == 1:
-            flush(starts[0])
-        restart_scores = []
-        bar = progress_bar(desc=desc, total=rounds, disable=not self.progress, unit="round")
-        for t in range(1, rounds + 1):
-            for state in starts:
-                loop.round(state)
-            comm.add_rounds(1)
-            bar.update(1)
-            if t % eval_every == 0 or t == rounds:
-                for state in starts:
-                    loop.snapshot(state, t, state.last)
-            if len(starts) > 1 and t == restart_rounds:
-                restart_scores = loop.score(starts, seed)
-                starts = [starts[int(np.argmin(restart_scores))]]
-            if len(starts) == 1 and starts[0].snapshots:
-                flush(starts[0])
-                bar.set_postfix(**{k: f"{v:.3f}" for k, v in history[-1].items()
-                                   if k in ("test_accuracy", "train_loss", "identity_accuracy")})
-        bar.close()
-        loop.ledger.flush()
-        kept = starts[0]
-        return TrainingResult(kept.models, history, comm, kept.identity,
-                              restart_scores=list(map(float, restart_scores)),
+    def end_round(self, t: int) -> None:
+        """Book round ``t``, take its snapshots, and after ``restart_rounds`` keep the best
+        start."""
+        self.comm.add_rounds(1)
+        if t % self.eval_every == 0 or t == self.rounds:
+            for state in self.starts:
+                self.loop.snapshot(state, t, state.last)
+        if len(self.starts) > 1 and t == self.restart_rounds:
+            self.restart_scores = self.loop.score(self.starts, self.seed)
+            self.starts = [self.starts[int(np.argmin(self.restart_scores))]]
+        if len(self.starts) == 1 and self.starts[0].snapshots:
+            self._flush(self.starts[0])
+
+    def result(self) -> TrainingResult:
+        self.loop.ledger.flush()
+        kept = self.starts[0]
+        return TrainingResult(kept.models, self.history, self.comm, kept.identity,
+                              restart_scores=list(map(float, self.restart_scores)),
                               restart_kept=kept.index)
 
 
@@ -269,6 +397,16 @@ class _Start:
     identity: list = field(default_factory=list)
     snapshots: list = field(default_factory=list)
     last: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Work:
+    """A round of one start: the segments that train, the model each trains (its group) and
+    the devices that own them."""
+
+    segments: np.ndarray
+    group: np.ndarray
+    owners: np.ndarray
 
 
 class _Loop:
@@ -291,7 +429,8 @@ class _Loop:
         def named(name):
             return seed_for(seed, name) if index == 0 else seed_for(seed, name, "start", index)
         return _Start(index=index,
-                      models=self.trainer.stacked.init(self.n_models, named("init")),
+                      models=self.trainer.stacked.init(self.n_models, named("init"),
+                                                       self.trainer.device),
                       rng=np.random.default_rng(named("selection")),
                       batches=torch.Generator().manual_seed(named("batches")),
                       queries=torch.Generator().manual_seed(named("queries")))
@@ -303,8 +442,9 @@ class _Loop:
                                                   "bytes_down")}
         state.snapshots.append((t, state.models, ledger, dict(extra)))
 
-    def round(self, state: _Start) -> None:
-        """One round of ``state``: select, (IFCA: choose), train locally, average."""
+    def prepare(self, state: _Start) -> _Work:
+        """The first half of a round of ``state``: select the devices and (IFCA) let them
+        choose their models; what the devices train is handed out by the caller."""
         trainer, ledger, train, size = self.trainer, self.ledger, self.train, self.size
 
         def query_losses(devices):
@@ -312,10 +452,10 @@ class _Loop:
             ledger.down("model_for_loss", devices, floats=size)
             ledger.up("local_loss", devices, floats=1)
             return trainer.loss_matrix(state.models, train, self.segment_of_device[devices],
-                                       state.queries)[0].numpy()
+                                       state.queries)[0].cpu().numpy()
 
         chosen = self.selection.select(state.rng, self.device_sizes, query_losses)
-        segs = np.flatnonzero(np.isin(self.segment_device, chosen.devices))
+        segs = np.flatnonzero(self._marked(chosen.devices)[self.segment_device])
         owners = self.segment_device[segs]
         if self.ifca:
             group = trainer.choose_models(state.models, train, segs, state.queries)
@@ -324,21 +464,29 @@ class _Loop:
                 state.identity.append(clustering_accuracy(self.true_group[owners], group))
         else:
             group = self.segment_group[segs]
-            fresh = ~np.isin(owners, chosen.queried)     # queried devices hold the model
+            fresh = ~self._marked(chosen.queried)[owners]   # queried devices hold the model
             ledger.down("model", owners[fresh], floats=size)
-        seg_t = torch.as_tensor(segs, dtype=torch.long)
-        group_t = torch.as_tensor(group, dtype=torch.long)
-        trained = trainer.stacked.local_steps(take(state.models, group_t), train, seg_t,
-                                              steps=trainer.local_steps, lr=trainer.lr,
-                                              batch_size=trainer.batch_size,
-                                              generator=state.batches)
-        weight = (torch.as_tensor(self.seg_sizes[segs], dtype=torch.float32)
-                  if trainer.aggregation == "size" else torch.ones(len(segs)))
-        state.models = average_by_group(trained, group_t, weight, state.models)
-        ledger.up("model_update", owners, floats=size, ints=1 if self.ifca else 0)
         state.last = {"n_filled": chosen.n_filled, "distinct_groups": len(np.unique(group))}
         if state.identity:
             state.last["round_identity_accuracy"] = state.identity[-1]
+        return _Work(segments=segs, group=np.asarray(group, dtype=np.int64), owners=owners)
+
+    def _marked(self, devices) -> np.ndarray:
+        """A mask over the devices, True on ``devices``."""
+        mask = np.zeros(len(self.device_sizes), dtype=bool)
+        mask[np.asarray(devices, dtype=np.int64)] = True
+        return mask
+
+    def weights(self, segs: np.ndarray) -> np.ndarray:
+        """The server's weight of every trained segment: its rows, or 1 (exact integers)."""
+        if self.trainer.aggregation == "size":
+            return self.seg_sizes[segs].astype(np.int64)
+        return np.ones(len(segs), dtype=np.int64)
+
+    def book(self, state: _Start, work: _Work) -> None:
+        """The second half: the devices' trained models sent up."""
+        self.ledger.up("model_update", work.owners, floats=self.size,
+                       ints=1 if self.ifca else 0)
 
     def score(self, starts: list[_Start], seed: int) -> list[float]:
         """IFCA's objective of every start on the same rows: each device's loss under its
@@ -356,7 +504,7 @@ class _Loop:
         for state in starts:
             rows = torch.Generator().manual_seed(seed_for(seed, "restart rows"))
             best = self.trainer.loss_matrix(state.models, self.train, segs, rows).min(0).values
-            scores.append(float(np.dot(weight, best.numpy())))
+            scores.append(float(np.dot(weight, best.cpu().numpy())))
         return scores
 
 

@@ -19,8 +19,8 @@ from .declarations import (
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
            "federated_parts", "oracle_ks", "oracle_inputs", "chosen_oracle_inputs",
-           "table2_parts", "table2_settings", "fig4_parts", "fig4_settings", "fig4_input",
-           "TABLE2_PART", "FIG4_PART"]
+           "table2_parts", "table2_settings", "table2_cells", "table2_batched", "fig4_parts",
+           "fig4_settings", "fig4_input", "TABLE2_PART", "FIG4_PART"]
 
 CITATION = "k-FED (Dennis, Li & Smith, ICML 2021)"
 #: Gaussian-mixture experiments, one part table per (d, k) setting.
@@ -55,9 +55,30 @@ def table2_parts(config) -> list[str]:
 
 def table2_settings(config) -> dict:
     """What a Table 2 job needs: every knob but the lists of cells (adding a cell reruns no
-    other job)."""
-    return {k: v for k, v in config["kfed"]["table2"].items()
-            if k not in ("n_devices", "device_clusters", "methods")}
+    other job), and the torch device."""
+    return {**{k: v for k, v in config["kfed"]["table2"].items()
+               if k not in ("n_devices", "device_clusters", "methods", "batch_cells")},
+            "device": config.get("torch_device", "cpu")}
+
+
+def table2_cells(config) -> list[list]:
+    """Table 2's cells as ``[n_devices, device_clusters, method]``, in the order of
+    :func:`table2_parts`."""
+    cfg = config["kfed"]["table2"]
+    return [[z, kp, m] for z in cfg["n_devices"] for kp in cfg["device_clusters"]
+            for m in cfg["methods"]]
+
+
+def table2_batched(config) -> bool:
+    """Whether one job trains every Table 2 cell (``batch_cells``; ``auto``: when
+    ``torch_device`` resolves to a GPU here, checked without importing torch where there is
+    no NVIDIA driver)."""
+    batch = config["kfed"]["table2"].get("batch_cells", "auto")
+    if batch == "auto":
+        from .._torch import uses_cuda
+
+        return uses_cuda(config.get("torch_device", "cpu"))
+    return bool(batch)
 
 
 def fig4_parts(config, table: str = "fig4", dataset: str | None = None) -> list[str]:
@@ -71,7 +92,7 @@ def fig4_settings(config, dataset: str) -> dict:
     cfg = config["kfed"]["fig4"]
     shared = {k: v for k, v in cfg.items()
               if k not in ("datasets", "strategies", "femnist", "shakespeare")}
-    return {**shared, **cfg[dataset]}
+    return {**shared, **cfg[dataset], "device": config.get("torch_device", "cpu")}
 
 
 def fig4_input(dataset: str, config) -> str:

@@ -103,13 +103,14 @@ def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):
 
 
 def test_table2_batched_is_one_job_for_every_cell_and_run(tmp_path):
-    # kfed.table2.batch_cells (auto: on a GPU) plans one job whose outputs are every cell's
-    # table, the same files the per-cell jobs write
+    # kfed.table2.batch_cells (auto: on a GPU) plans one job per setting (Z, k') whose
+    # outputs are its methods' tables, the same files the per-cell jobs write
     result = run(["-n", "--cores", "2", "--configfile", "config/ci.yaml", "--config",
                   "kfed={table2: {batch_cells: true}}", "--", "results/kfed/table2.csv"],
                  copy_workflow(tmp_path))
     assert re.search(r"^rule kfed_table2_cells:", result.stdout, re.M)
     assert not re.search(r"^rule kfed_table2:", result.stdout, re.M)
+    assert re.search(r"^kfed_table2_cells\s+4$", result.stdout, re.M)   # 2 Z x 2 k'
     assert "results/kfed/table2/n200_k2_kfed.csv" in result.stdout
 
 

@@ -57,6 +57,12 @@ def kfed_federated_settings(wildcards):
     return config["kfed"][wildcards.federated_experiment]
 
 
+def kfed_table2_cells(wildcards):
+    return kfed_pipeline.table2_cells(
+        config, int(wildcards.n_devices), int(wildcards.device_clusters)
+    )
+
+
 def kfed_fig4_input(wildcards):
     return kfed_pipeline.fig4_input(wildcards.dataset, config)
 

@@ -172,24 +172,27 @@ rule kfed_federated:
 if kfed_pipeline.table2_batched(config):
 
     rule kfed_table2_cells:
-        """Every Table 2 cell and run in one job, trained as one stack per round (on a GPU:
-        kfed.table2.batch_cells)."""
+        """One Table 2 setting (Z devices, k'), every method and run trained as one stack per
+        round (on a GPU: kfed.table2.batch_cells); the settings' jobs share the GPU."""
         input:
             datasets.raw_files("mnist", config),
         output:
-            kfed_pipeline.table2_parts(config),
+            kfed_pipeline.table2_setting_parts(config),
         log:
-            "results/logs/kfed/table2/all_cells.log",
+            "results/logs/kfed/table2/n{n_devices}_k{device_clusters}.log",
         benchmark:
-            "results/benchmarks/kfed_table2_cells/kfed/table2/all_cells.tsv"
+            "results/benchmarks/kfed_table2_cells/kfed/table2/n{n_devices}_k{device_clusters}.tsv"
+        wildcard_constraints:
+            n_devices=r"\d+",
+            device_clusters=r"\d+",
         conda:
             ENV
         threads: 1
         resources:
-            mem_mb=16000,
+            mem_mb=6000,
         params:
             settings=kfed_pipeline.table2_settings(config),
-            cells=kfed_pipeline.table2_cells(config),
+            cells=kfed_table2_cells,
             seed=config["seed"],
         script:
             "../scripts/kfed_table2.py"

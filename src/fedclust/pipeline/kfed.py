@@ -19,7 +19,8 @@ from .declarations import (
 
 __all__ = ["PAPER", "MIXTURE_EXPERIMENTS", "FEDERATED_EXPERIMENTS", "mixture_parts",
            "federated_parts", "oracle_ks", "oracle_inputs", "chosen_oracle_inputs",
-           "table2_parts", "table2_settings", "table2_cells", "table2_batched", "fig4_parts",
+           "table2_parts", "table2_settings", "table2_cells", "table2_setting_parts",
+           "table2_batched", "fig4_parts",
            "fig4_settings", "fig4_input", "TABLE2_PART", "FIG4_PART"]
 
 CITATION = "k-FED (Dennis, Li & Smith, ICML 2021)"
@@ -61,12 +62,21 @@ def table2_settings(config) -> dict:
             "device": config.get("torch_device", "cpu")}
 
 
-def table2_cells(config) -> list[list]:
+def table2_cells(config, n_devices: int | None = None,
+                 device_clusters: int | None = None) -> list[list]:
     """Table 2's cells as ``[n_devices, device_clusters, method]``, in the order of
-    :func:`table2_parts`."""
+    :func:`table2_parts`; with ``n_devices`` and ``device_clusters``, that setting's methods
+    (one batched job: they share the setting's rotated data)."""
     cfg = config["kfed"]["table2"]
     return [[z, kp, m] for z in cfg["n_devices"] for kp in cfg["device_clusters"]
-            for m in cfg["methods"]]
+            for m in cfg["methods"] if n_devices in (None, z) and device_clusters in (None, kp)]
+
+
+def table2_setting_parts(config) -> list[str]:
+    """The outputs of one batched Table 2 job: a setting's (Z, k') cell of every method, with
+    the setting as wildcards."""
+    return [TABLE2_PART.format(n_devices="{n_devices}", device_clusters="{device_clusters}",
+                               method=m) for m in config["kfed"]["table2"]["methods"]]
 
 
 def table2_batched(config) -> bool:

@@ -297,7 +297,17 @@ def embed_part(mnist_dir: Path) -> list[dict]:
     return rows
 
 
-def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str) -> str:
+def published_table2_jobs() -> str:
+    """The paper profile's per-cell Table 2 jobs as the published per-rule table states them."""
+    rules = PUBLISHED.with_name("rules.md").read_text().splitlines()
+    row = next(line for line in rules if line.startswith("| kfed_table2 |"))
+    jobs, total, _, _, cpu = (cell.strip() for cell in row.strip("|").split("|")[1:6])
+    return (f"{jobs} `kfed_table2` jobs took {float(total):,.1f} s of job time "
+            f"({float(cpu):,.0f} s of CPU)")
+
+
+def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
+           settings: dict) -> str:
     lines = ["# The pipeline's torch work: CPU against GPU", "",
              f"Machine: {machine}. Measured in one call of `benchmarks/gpu.py` "
              f"({time.strftime('%Y-%m-%d')}); the CPU column uses every torch thread of the "
@@ -323,11 +333,12 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str)
         value = dict(zip(rounds["what"] + rounds["device"], rounds["value"], strict=True))
         keys = list(dict.fromkeys(rounds["what"]))
         if len(keys) == 4:
+            rounds, starts = settings["rounds"], settings["ifca_restart_rounds"]
             for device, name in (("cpu", "CPU"), (GPU, "GPU")):
-                projected = (120 * value[keys[0] + device] + value[keys[1] + device]
-                             + 14880 * value[keys[2] + device])
-                lines.append(f"Projected from these times, Table 2's 15,000 rounds (120 with "
-                             f"IFCA's starts, which are scored once): {name} "
+                projected = (starts * value[keys[0] + device] + value[keys[1] + device]
+                             + (rounds - starts) * value[keys[2] + device])
+                lines.append(f"Projected from these times, Table 2's {rounds:,} rounds ({starts} "
+                             f"with IFCA's starts, which are scored once): {name} "
                              f"{projected / 60:.1f} min, data and k-FED's clusterings aside.")
             lines.append("")
     full = t[t["part"] == "table2_full"]
@@ -338,9 +349,9 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str)
                     for w, v, r in zip(full["what"], full["value"],
                                        full.get("rounds_s", [float("nan")] * len(full)),
                                        strict=True)),
-                  "- the CPU, for reference: the paper profile's 12 `kfed_table2` jobs took "
-                  "5,098.6 s of job time (4,204 s of CPU) on the 2-core development host "
-                  "(docs/paper-profile/rules.md; another machine, so no ratio is drawn)", ""]
+                  f"- the CPU, for reference: the paper profile's {published_table2_jobs()} on "
+                  "the 2-core development host (docs/paper-profile/rules.md; another machine, "
+                  "so no ratio is drawn)", ""]
     if comparison is not None:
         a = comparison.attrs
         lines += ["### Final test accuracy, GPU against CPU", "",
@@ -417,7 +428,7 @@ def main(argv=None) -> None:
         timings.to_csv(args.out / "gpu.csv", index=False)
         if accuracy is not None:
             accuracy.to_csv(args.out / "gpu_table2.csv", index=False)
-        (args.out / "gpu.md").write_text(render(timings, comparison, machine))
+        (args.out / "gpu.md").write_text(render(timings, comparison, machine, settings))
 
     if "table2_rounds" in args.parts:
         rows += table2_rounds(train, test, settings, cells, timer)

@@ -412,15 +412,15 @@ def table2_cells(train, test, *, cells, cfg: dict, base_seed: int) -> dict:
             for cell in methods:
                 key = {"n_devices": n_devices, "device_clusters": device_clusters,
                        "method": cell[2], "run": run}
+                by_device = cell[2] != "kfed"             # k-FED's store is by cluster
                 try:
                     if data is None:
                         raise failure
-                    if store is None and cell[2] != "kfed":
-                        store = DeviceStore.from_arrays(data.X, data.y, data.devices).to(
-                            trainer.device)
-                    waiting.append((cell, key, _table2_method(
-                        data, cfg, trainer, cell, run, base_seed,
-                        store=None if cell[2] == "kfed" else store)))
+                    prepared = _table2_method(data, cfg, trainer, cell, run, base_seed,
+                                              store=store if by_device else None)
+                    waiting.append((cell, key, prepared))
+                    if by_device:
+                        store = prepared.job["train"]
                 except InfeasibleSettingError as err:
                     records[cell].append(skipped_with_warning(
                         {**key, "round": cfg["rounds"]}, err, key, log))

@@ -266,8 +266,8 @@ class FederatedTrainer:
             trained = self.stacked.sgd_steps(taken, xs, ys, lr=self.lr)
             pool.stack = average_by_group(trained, slot, weight, pool.stack)
             pool.hand_out()
-            for (job, state), w in zip(starts, work, strict=True):
-                job.loop.book(state, w)
+            for (job, _), w in zip(starts, work, strict=True):
+                job.loop.book(w)
             for job in live:
                 job.end_round(t)
             bar.update(1)
@@ -483,7 +483,7 @@ class _Loop:
             return self.seg_sizes[segs].astype(np.int64)
         return np.ones(len(segs), dtype=np.int64)
 
-    def book(self, state: _Start, work: _Work) -> None:
+    def book(self, work: _Work) -> None:
         """The second half: the devices' trained models sent up."""
         self.ledger.up("model_update", work.owners, floats=self.size,
                        ints=1 if self.ifca else 0)

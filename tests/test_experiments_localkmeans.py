@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from fedclust import LocalKMeans, iid_partition
@@ -152,6 +153,12 @@ def test_fig4_k_sweep_holds_the_separation_fixed():
                          show_progress=False).groupby("n_clusters")[["separation", "snr"]].first()
     np.testing.assert_allclose(fixed_r.snr, 3.01)
     assert fixed_r.separation.is_monotonic_increasing
+    # the second reading of the pipeline's K sweep: the other quantity held, the same seeds
+    other = fig4_sweep("n_clusters_other", syn, fig4, base_seed=1, show_progress=False)
+    assert set(other.sweep) == {"n_clusters_other"}
+    plain = fig4_sweep("n_clusters", syn, {**fig4, "n_clusters_holds": "snr"}, base_seed=1,
+                       show_progress=False)
+    pd.testing.assert_frame_equal(other.drop(columns="sweep"), plain.drop(columns="sweep"))
     with pytest.raises(ValueError, match="n_clusters_holds"):
         fig4_sweep("n_clusters", syn, {**fig4, "n_clusters_holds": "d"}, base_seed=1)
 

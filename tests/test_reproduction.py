@@ -84,8 +84,12 @@ def test_deviation_and_by_construction_verdicts():
     assert checked(spec, paper="p", item="i", quantity="q", reproduced=2.0).status == "fail"
     stand_in = Claim("p", "i", "q", reproduced=0.5, paper_value=1.0, tolerance=0.1,
                      deviation="a synthetic stand-in for YearPredictionMSD")
-    assert stand_in.status == "deviation" and stand_in.within_band is False
-    assert "stand-in" in stand_in.explanation
+    # a stand-in qualifies the row; the verdict is the test's
+    assert stand_in.status == "fail" and stand_in.within_band is False
+    assert "stand-in" in stand_in.stand_in
+    near = Claim("p", "i", "q", reproduced=0.95, paper_value=1.0, tolerance=0.1,
+                 deviation="a synthetic stand-in")
+    assert near.status == "pass" and near.stand_in == "a synthetic stand-in"
 
 
 def test_profile_declarations_cover_the_target_and_everything_under_it():
@@ -100,8 +104,8 @@ def test_profile_declarations_cover_the_target_and_everything_under_it():
     declare_profile(claims, {"kfed.table2": "60 rounds instead of the paper's 1,000 or more"})
     assert [c.status for c in claims] == ["not at this profile", "not at this profile", "fail",
                                           "reported"]
-    assert "60 rounds" in claims[0].explanation and "outside the band" in claims[0].explanation
-    assert "inside the band" in claims[1].explanation
+    assert "60 rounds" in claims[0].explanation and "the test: fail" in claims[0].explanation
+    assert "the test: pass" in claims[1].explanation
 
 
 def test_the_report_counts_every_verdict_and_lists_each_miss_with_its_reason(tmp_path):
@@ -119,8 +123,9 @@ def test_the_report_counts_every_verdict_and_lists_each_miss_with_its_reason(tmp
                        profile="quick", declared={"kfed.table2": "60 rounds only",
                                                   "kfed.fig9": "never matches"})
     text = (tmp_path / "r.md").read_text()
-    assert ("**1 pass**, **1 fail**, **1 not at this profile**, **0 deviation**, "
+    assert ("**1 pass**, **1 fail**, **0 not shown**, **1 not at this profile**, "
             "**0 by construction**, **0 reported**") in text
+    assert "## Methods" in text and "`same_value`: Two means" in text
     section = text.split("## Fails, with the measured reason")[1].split("##")[0]
     assert "Fig 4(b) (more clusters worse): r is held fixed" in section
     assert "Measured: K=2: 0.1" in section and "never shown" not in section
@@ -211,3 +216,12 @@ def test_rows_without_a_key_survive_the_expectation_file(tmp_path):
     write_reproduction(pd.read_csv(tmp_path / "claims.csv"), tmp_path / "r.csv",
                        tmp_path / "r.md", declared={"kfed.fig9": "a declaration for no row"})
     assert "`kfed.fig9`" in (tmp_path / "r.md").read_text()
+
+
+def test_a_row_that_does_not_pass_always_says_why():
+    rows = claims_table([Claim("p", "i", "q", reproduced=0.5, paper_value=0.4, tolerance=0.01),
+                         Claim("p", "j", "q", reproduced=0.4, paper_value=0.4, tolerance=0.01),
+                         Claim("p", "k", "q", reproduced=0.9, paper_value=0.4, tolerance=0.01,
+                               explanation="a stated reason")])
+    assert rows.explanation.tolist()[0].startswith("the test measured ours - paper = +0.1")
+    assert rows.explanation.tolist()[1:] == ["", "a stated reason"]

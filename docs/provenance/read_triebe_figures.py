@@ -12,7 +12,11 @@ of its files are copied here)::
 
     python docs/provenance/read_triebe_figures.py [fig1 fig2a ...]
 
-A value printed as ``above/below`` left the plot's frame at that tick.
+A value printed as ``above/below`` left the plot's frame at that tick. The ``sd`` lines are
+the half-width of the test clients' shading (``fill_between`` of the mean ± one standard
+deviation over the seeds, in the authors' ``clustering/utils_stats.plot_stats``) at the same
+ticks, the mean of its extent above and below the line; ``*`` marks a tick where the shading
+reaches the frame on one side (the other side's extent is used).
 """
 
 import sys
@@ -75,6 +79,33 @@ def trace(mask, ticks, slope, icpt):
     ]
 
 
+def band_mask(a):
+    """Pixels of the test clients' ±1 std shading (blue at alpha 0.2, alone or over the
+    training clients' red at alpha 0.3, as the authors' plot_stats draws them) or of the test
+    line itself."""
+    r, g, b = a[..., 0], a[..., 1], a[..., 2]
+    test_only = b - r >= 20
+    overlap = (abs(r - 204) <= 14) & (g < 175) & (abs(b - 193) <= 14)
+    return test_only | overlap
+
+
+def half_width(mask, col, centre, top, bottom, gap=20):
+    """Rows of the shading above and below row ``centre`` (the line's) at column ``col``,
+    crossing up to ``gap`` rows of another line; ``None`` on a side that reaches the frame."""
+    def extent(start, step, stop):
+        row, last, misses = start, start, 0
+        while row != stop:
+            row += step
+            if mask[row, col]:
+                last, misses = row, 0
+            else:
+                misses += 1
+                if misses > gap:
+                    return abs(last - start)
+        return None
+    return extent(centre, -1, top + 1), extent(centre, +1, bottom - 1)
+
+
 def read(name, verbose=False):
     a = (mpimg.imread(FILES[name])[..., :3] * 255).astype(int)
     H, W, _ = a.shape
@@ -116,6 +147,23 @@ def read(name, verbose=False):
             m[: top + 1] = False
             m[bottom:] = False
             res[split] = trace(m, [int(round(x)) for x in xcent], slope, icpt)
+        shade = band_mask(a)
+        res["test_sd"] = []
+        cols = [int(round(x)) for x in xcent]
+        for i, (x, v) in enumerate(zip(cols, res["test"], strict=True)):
+            if v is None:
+                res["test_sd"].append(None)
+                continue
+            # the shading's polygon ends at the first and last tick, where its edge pixels
+            # are blended: read those a few columns inside
+            x += 4 if i == 0 else (-4 if i == len(cols) - 1 else 0)
+            up, down = half_width(shade, x, int(round((v[1] + v[2]) / 2)), top, bottom)
+            if verbose:
+                print("   band px", x, up, down)
+            sides = [d for d in (up, down) if d is not None]
+            res["test_sd"].append(
+                None if not sides else (float(np.mean(sides)) * abs(slope), up, down)
+            )
         if verbose:
             print(
                 name,
@@ -141,6 +189,13 @@ if __name__ == "__main__":
             print(
                 f"  {metric:15s} test :",
                 " ".join("above/below" if v is None else f"{v[0]:.3f}" for v in res["test"]),
+            )
+            print(
+                f"  {metric:15s} sd   :",
+                " ".join(
+                    "      ?" if v is None else f"{v[0]:.3f}{'' if None not in v[1:] else '*'}"
+                    for v in res["test_sd"]
+                ),
             )
             print(
                 f"  {metric:15s} train:",

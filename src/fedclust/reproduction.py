@@ -6,24 +6,28 @@ where it is printed. Each paper's claims are computed from its results tables by
 ``results/reproduction.csv`` and a readable ``results/reproduction.md``. The paper values,
 tolerances and provenance live in ``config/paper_targets.yaml``.
 
-Every row gets one verdict of :data:`VERDICTS`, which cannot hide a miss:
+Every row is one declared statistical test of :mod:`fedclust.verdicts` (chosen by its
+target's ``comparison``), which uses both sides' spread, and gets one verdict of
+:data:`VERDICTS`, which cannot hide a miss:
 
 ``pass``
-    inside the printed band (the paper's value with the tolerance its printed spread or the
-    figure's reading precision gives).
+    the paper's statement holds at the report's confidence level.
 ``fail``
-    outside it, or not measured at all; the measured reason stands beside it.
+    its contrary is shown, or nothing was measured; the measured reason stands beside it.
+``not shown``
+    the runs cannot resolve it (an ordering of an effect too small for their spread, an
+    equivalence whose interval reaches past the margin).
 ``not at this profile``
     declared scale-limited in the profile's config (``reproduction.not_at_this_profile``)
-    *before* the run; still compared (``within_band`` says on which side it landed).
-``deviation``
-    the setup differs from the paper's (stand-in data, our choice of a value our copy cannot
-    show); still compared.
+    *before* the run; still tested (``within_band`` says whether the test passed).
 ``by construction``
     a check that our setup passes whatever the algorithm does (an identity, a count); listed,
     not counted as a reproduction. If it fails, it is a ``fail``.
 ``reported``
     no printed value to compare.
+
+A row whose setup differs from the paper's (stand-in data, our choice of a value our copy
+cannot show) keeps its test's verdict and names the stand-in in ``stand_in``.
 """
 
 from __future__ import annotations
@@ -35,29 +39,32 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from . import verdicts
 from .io import SKIPPED, atomic_path, write_table
 
 __all__ = ["Claim", "Target", "load_targets", "target", "target_keys", "checked",
-           "claims_table", "gather_claims", "declare_profile", "skipped_claims",
+           "claims_table", "gather_claims", "declare_profile", "name_stand_ins", "skipped_claims",
            "write_reproduction", "expectation", "verdict_changes", "CLAIM_COLUMNS",
            "COMPARISONS", "VERDICTS", "VERDICT_KEY"]
 
 CLAIM_COLUMNS = ("paper", "key", "where", "item", "quantity", "paper_value", "paper_high",
-                 "reproduced", "tolerance", "comparison", "margin", "within_band", "status",
-                 "provenance", "note", "explanation")
+                 "paper_sd", "n_paper", "reproduced", "ours_sd", "n_ours", "tolerance",
+                 "comparison", "test", "statistic", "band", "margin", "within_band", "status",
+                 "stand_in", "provenance", "note", "test_detail", "explanation")
 
 #: The verdicts, in the order the report counts them.
-VERDICTS = ("pass", "fail", "not at this profile", "deviation", "by construction", "reported")
+VERDICTS = ("pass", "fail", "not shown", "not at this profile", "by construction", "reported")
 
 #: The columns that name one row of the report across runs (the verdict expectation's key).
 VERDICT_KEY = ("key", "item", "quantity")
 
-#: How a reproduced number ``r`` is held against the paper's ``p`` (the report's check column).
-COMPARISONS = {"abs_diff": "abs(r - p) <= tol", "at_most": "r <= p + tol",
-               "at_least": "r >= p - tol", "between": "p <= r <= p_high", "reported": ""}
-
-#: Rounding slack: printed values carry a few decimals, so a margin of -1e-12 is not a miss.
-_SLACK = 1e-12
+#: How a reproduced number ``r`` is held against the paper's ``p`` (the report's check
+#: column) and the test of :mod:`fedclust.verdicts` that decides it.
+COMPARISONS = {"abs_diff": "r = p", "equivalent": "|r - p| <= tol",
+               "at_least": "r >= p - tol", "at_most": "r <= p + tol",
+               "between": "p <= r <= p_high", "reported": ""}
+_TEST_OF = {"abs_diff": "same_value", "equivalent": "equivalent", "at_least": "at_least",
+            "at_most": "at_most", "between": "in_range"}
 
 
 class Target(dict):
@@ -67,23 +74,37 @@ class Target(dict):
     key: str = ""
 
 
+def _number(x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 @dataclass
 class Claim:
-    """One reproduced number and its verdict (:data:`VERDICTS`).
+    """One reproduced number, the statistical test that holds it against the paper's, and its
+    verdict (:data:`VERDICTS`).
 
-    ``comparison`` is ``"abs_diff"`` (inside the band when ``|reproduced - paper_value| <=
-    tolerance``), ``"at_least"`` / ``"at_most"`` (``reproduced`` on the right side of
-    ``paper_value`` by ``tolerance`` at most), ``"between"`` (``paper_value <= reproduced <=
-    paper_high``: a printed range) or ``"reported"`` (no printed number: listed, never
-    judged). ``margin`` is how far inside the band the number is (negative outside, NaN when
-    nothing was measured); ``within_band`` says whether it is inside.
+    ``comparison`` names the test (:mod:`fedclust.verdicts`): ``"abs_diff"``
+    (:func:`~fedclust.verdicts.same_value`: our mean against the paper's, ``tolerance`` the
+    reading error of the paper's number), ``"equivalent"`` (two one-sided tests of
+    ``reproduced`` around ``paper_value`` with margin ``tolerance``), ``"at_least"`` /
+    ``"at_most"`` (one-sided tests against ``paper_value`` -/+ ``tolerance``), ``"between"``
+    (a printed range ``paper_value``..``paper_high``, both ends) or ``"reported"`` (no printed
+    number: listed, never judged). Each side's spread is its run-to-run standard deviation
+    and run count: ``ours_sd``/``n_ours`` for ``reproduced`` (of paired differences where it
+    is one), ``paper_sd``/``n_paper`` for ``paper_value``; NaN where a side gives none
+    (the tests' stand-in rule then applies). ``statistic``, ``band`` and ``test_detail`` are
+    the test's; ``margin`` is how far inside the pass region the interval is (negative
+    outside, NaN when nothing was measured); ``within_band`` says whether the test passed.
 
     ``key`` is the target's dotted path in ``paper_targets.yaml``; ``where`` is where the paper
-    prints it. ``deviation`` (a reason) makes the verdict ``"deviation"``; ``by_construction``
-    (a reason) makes a passing check ``"by construction"``. ``explanation`` is why our number
-    lands where it does (stated in the targets or measured by the claim): shown beside every
-    row that does not pass, it never changes a verdict. A ``reproduced`` of NaN (a setting the
-    run did not measure) is outside every band: ``"fail"`` unless declared.
+    prints it. ``deviation`` (a reason: stand-in data, a value our copy cannot show) is kept
+    in ``stand_in`` beside the verdict; ``by_construction`` (a reason) makes a passing check
+    ``"by construction"``. ``explanation`` is why our number lands where it does: shown beside
+    every row that does not pass, it never changes a verdict. A ``reproduced`` of NaN (a
+    setting the run did not measure) is a ``"fail"`` unless declared.
     """
 
     paper: str
@@ -101,6 +122,15 @@ class Claim:
     paper_high: float = math.nan
     deviation: str = ""
     by_construction: str = ""
+    ours_sd: float = math.nan
+    n_ours: float = math.nan
+    paper_sd: float = math.nan
+    n_paper: float = math.nan
+    test: str = field(init=False, default="")
+    statistic: float = field(init=False, default=math.nan)
+    band: float = field(init=False, default=math.nan)
+    test_detail: str = field(init=False, default="")
+    stand_in: str = field(init=False, default="")
     margin: float = field(init=False, default=math.nan)
     within_band: object = field(init=False, default=None)
     status: str = field(init=False, default="")
@@ -109,29 +139,41 @@ class Claim:
         if self.comparison not in COMPARISONS:
             raise ValueError(f"unknown comparison {self.comparison!r}; expected one of "
                              f"{sorted(COMPARISONS)}")
+        self.stand_in = _reason(self.deviation)
         if self.comparison == "reported":
             self.status = "reported"
             return
-        r, p = float(self.reproduced), float(self.paper_value)
+        ours = verdicts.Spread(_number(self.reproduced), _number(self.ours_sd),
+                               _number(self.n_ours), "our runs")
+        p, tol = _number(self.paper_value), _number(self.tolerance)
+        tol = 0.0 if math.isnan(tol) else tol
+        self.test = _TEST_OF[self.comparison]
         if self.comparison == "abs_diff":
-            self.margin = self.tolerance - abs(r - p)
+            paper = verdicts.Spread(p, _number(self.paper_sd), _number(self.n_paper),
+                                    "the paper")
+            outcome = verdicts.same_value(ours, paper, tol)
+            self.margin = outcome.band - abs(outcome.statistic)
+        elif self.comparison == "equivalent":
+            outcome = verdicts.equivalent(ours, tol, centre=p)
+            self.margin = tol - max(abs(outcome.low), abs(outcome.high))
         elif self.comparison == "at_least":
-            self.margin = r - (p - self.tolerance)
+            outcome = verdicts.at_least(ours, p - tol)
+            self.margin = outcome.low - (p - tol)
         elif self.comparison == "at_most":
-            self.margin = (p + self.tolerance) - r
+            outcome = verdicts.at_most(ours, p + tol)
+            self.margin = (p + tol) - outcome.high
         else:  # between
-            self.margin = min(r - p, float(self.paper_high) - r)
-        self.within_band = bool(self.margin >= -_SLACK)  # NaN compares False: not measured
-        if self.deviation:
-            self.status = "deviation"
-            self.explanation = "; ".join(t for t in (self.deviation, self.explanation) if t)
-        elif not self.within_band:
-            self.status = "fail"
-        elif self.by_construction:
+            high = _number(self.paper_high)
+            outcome = verdicts.in_range(ours, p, high)
+            self.margin = min(ours.mean - p, high - ours.mean)
+        self.statistic, self.band, self.test_detail = (outcome.statistic, outcome.band,
+                                                       outcome.detail)
+        self.within_band = outcome.verdict == "pass"
+        if outcome.verdict == "pass" and self.by_construction:
             self.status = "by construction"
             self.explanation = self.by_construction
         else:
-            self.status = "pass"
+            self.status = outcome.verdict
 
 
 def _as_targets(node, path: str = ""):
@@ -186,13 +228,16 @@ def _reason(text) -> str:
 def checked(spec: dict, **fields) -> Claim:
     """A :class:`Claim` whose paper value, tolerance, comparison, provenance, place in the
     paper, key and stated reasons come from one target ``spec`` of ``paper_targets.yaml``
-    (``value``, ``high`` for a range, ``tolerance``, ``comparison``, ``provenance``, ``where``,
+    (``value``, ``high`` for a range, ``sd`` and ``runs`` for the paper's spread,
+    ``tolerance``, ``comparison``, ``provenance``, ``where``,
     ``why_ours_differs``, ``deviation``, ``by_construction``); ``fields`` give the rest and
     override, but a measured ``explanation`` (a ``deviation``) is joined to the target's
     stated one, not put in its place. A plain dict built from a target (``{**spec, "value":
     v}``) keeps its key only if ``key=`` is given."""
     params = {"paper_value": float(spec.get("value", math.nan)),
               "paper_high": float(spec.get("high", math.nan)),
+              "paper_sd": float(spec.get("sd", math.nan)),
+              "n_paper": float(spec.get("runs", math.nan)),
               "tolerance": float(spec.get("tolerance", math.nan)),
               "comparison": spec["comparison"], "provenance": _reason(spec.get("provenance")),
               "where": str(spec.get("where", "")),
@@ -208,8 +253,14 @@ def checked(spec: dict, **fields) -> Claim:
 
 
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
-    """Claims as a table with the columns :data:`CLAIM_COLUMNS`."""
+    """Claims as a table with the columns :data:`CLAIM_COLUMNS`; a row that does not pass and
+    states no reason gets what its test measured as one."""
     records = [asdict(c) for c in claims]
+    for record in records:
+        if record["status"] not in ("pass", "reported") and not record["explanation"] \
+                and record["test_detail"]:
+            # a row that does not pass always says why: at least what its test measured
+            record["explanation"] = f"the test measured {record['test_detail']}"
     return pd.DataFrame.from_records(records, columns=list(CLAIM_COLUMNS))
 
 
@@ -259,6 +310,17 @@ def _declared_for(key: str, declared: dict) -> str | None:
     return None
 
 
+def name_stand_ins(claims: list[Claim], stand_ins) -> list[Claim]:
+    """Add each ``(target key, item text, reason)`` of ``stand_ins`` to the ``stand_in`` of
+    the claims under that key whose item contains the text: a setup of the run that is not
+    the paper's qualifies the row; its verdict stays the test's."""
+    for key, item, reason in stand_ins or ():
+        for claim in claims:
+            if claim.key and _declared_for(claim.key, {key: True}) and item in claim.item:
+                claim.stand_in = "; ".join(t for t in (claim.stand_in, _reason(reason)) if t)
+    return claims
+
+
 def declare_profile(claims: list[Claim], declared: dict[str, str]) -> list[Claim]:
     """Mark the claims under a target the profile declared scale-limited (``{target key:
     reason}``, written in the config before the run) ``"not at this profile"``, the reason
@@ -266,11 +328,10 @@ def declare_profile(claims: list[Claim], declared: dict[str, str]) -> list[Claim
     not change an identity."""
     for claim in claims:
         reason = _declared_for(claim.key, declared or {}) if claim.key else None
-        if reason and claim.status in ("pass", "fail", "deviation"):
-            side = "inside" if claim.within_band else (
-                "not measured" if math.isnan(claim.margin) else "outside")
+        if reason and claim.status in ("pass", "fail", "not shown"):
+            side = "not measured" if math.isnan(claim.margin) else f"the test: {claim.status}"
             claim.explanation = "; ".join(t for t in (
-                f"declared for this profile: {_reason(reason)} (measured {side} the band)",
+                f"declared for this profile: {_reason(reason)} ({side})",
                 claim.explanation) if t)
             claim.status = "not at this profile"
     return claims
@@ -316,45 +377,68 @@ def _check(row) -> str:
     return COMPARISONS[row.comparison]
 
 
+def _runs(sd, n) -> str:
+    """``n`` and ``± sd`` of one side ("" when neither is given)."""
+    n_text = "" if n is None or (isinstance(n, float) and math.isnan(n)) else f"{int(n)}"
+    sd_text = _fmt(sd)
+    return f"{n_text}" + (f" (±{sd_text})" if sd_text else "")
+
+
 _HEADINGS = {
     "fail": "Fails, with the measured reason",
+    "not shown": "Not shown: the runs cannot resolve the statement",
     "not at this profile": "Not at this profile (declared in the config before the run)",
-    "deviation": "Deviations: the setup differs from the paper's",
     "by construction": "Passes by construction (not counted as reproductions)",
 }
 
 
 def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str = "",
                        declared: dict | None = None) -> None:
-    """Write the gathered claims as CSV and as a Markdown report: the verdict counts, the
-    table, every row that does not pass with its reason, and where the values come from.
-    ``declared`` (the profile's declarations) lists those that matched no row."""
+    """Write the gathered claims as CSV and as a Markdown report: the verdict counts (and
+    those of the rows on stand-in data), the tests (*Methods*), the table, every row that does
+    not pass with its reason, and where the values come from. ``declared`` (the profile's
+    declarations) lists those that matched no row."""
     write_table(table, csv_path)
     counts = table["status"].value_counts()
-    judged = sum(int(counts.get(v, 0)) for v in ("pass", "fail"))
+    judged = sum(int(counts.get(v, 0)) for v in ("pass", "fail", "not shown"))
+    stand_in = (table["stand_in"].astype(object).fillna("").astype(str).str.len() > 0
+                if "stand_in" in table.columns else pd.Series(False, index=table.index))
+    stand_counts = table[stand_in]["status"].value_counts()
     lines = [
         "# Reproduction report",
         "",
         f"Profile: {profile or 'unknown'}. {len(table)} rows: "
         + ", ".join(f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS) + ".",
         "",
-        f"Reproductions judged against the paper: {int(counts.get('pass', 0))} of {judged} "
-        "pass. *pass*: inside the printed band; *fail*: outside it or not measured, with the "
-        "measured reason; *not at this profile*: declared scale-limited in this profile's "
-        "config before the run, still compared; *deviation*: the setup differs from the "
-        "paper's (stand-in data, a value our copy cannot show), still compared; *by "
-        "construction*: passes whatever the algorithm does, not counted; *reported*: no "
-        "printed value. *in band* says on which side of the band a number landed.",
+        f"Reproductions tested against the paper: {int(counts.get('pass', 0))} of {judged} "
+        f"pass. Of all rows, {int(stand_in.sum())} are on stand-in data or a setup that "
+        "differs from the paper's: "
+        + ", ".join(f"{int(stand_counts.get(v, 0))} {v}" for v in VERDICTS
+                    if stand_counts.get(v, 0)) + ("." if stand_in.any() else "none."),
         "",
-        "| paper | printed in | item | quantity | check | paper | reproduced | tolerance | margin "
-        "| in band | verdict | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "## Methods",
+        "",
+        *verdicts.methods_text(),
+        "",
+        "Columns: *paper n (±sd)* and *ours n (±sd)* are each side's run count and "
+        "run-to-run standard deviation (blank: not given; the stand-in rule applies); "
+        "*statistic* is the tested estimate (ours - paper, or the estimate against its "
+        "threshold) and *band* the half-width it was held to; *stand-in* names data or a "
+        "setup that is not the paper's.",
+        "",
+        "## Rows",
+        "",
+        "| paper | printed in | item | quantity | check | paper | paper n (±sd) | reproduced "
+        "| ours n (±sd) | test | statistic | band | verdict | stand-in | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table.itertuples():
         lines.append(f"| {_fmt(row.paper)} | {_fmt(row.where)} | {_fmt(row.item)} | "
                      f"{_fmt(row.quantity)} | {_check(row)} | {_fmt(row.paper_value)} | "
-                     f"{_fmt(row.reproduced)} | {_fmt(row.tolerance)} | {_fmt(row.margin)} | "
-                     f"{_fmt(row.within_band)} | **{row.status}** | {_fmt(row.note)} |")
+                     f"{_runs(row.paper_sd, row.n_paper)} | {_fmt(row.reproduced)} | "
+                     f"{_runs(row.ours_sd, row.n_ours)} | {_fmt(row.test)} | "
+                     f"{_fmt(row.statistic)} | {_fmt(row.band)} | **{row.status}** | "
+                     f"{_fmt(row.stand_in)} | {_fmt(row.note)} |")
     for verdict, heading in _HEADINGS.items():
         rows = table[table["status"] == verdict]
         if rows.empty:
@@ -362,8 +446,16 @@ def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str =
         lines += ["", f"## {heading}", ""]
         for row in rows.itertuples():
             measured = f" Measured: {row.note}." if _fmt(row.note) else ""
+            tested = f" Test: {row.test_detail}." if _fmt(row.test_detail) else ""
             reason = _fmt(row.explanation) or "no reason stated"
-            lines.append(f"- {row.paper}, {row.item} ({row.quantity}): {reason}.{measured}")
+            lines.append(f"- {row.paper}, {row.item} ({row.quantity}): {reason}."
+                         f"{tested}{measured}")
+    rows = table[stand_in]
+    if not rows.empty:
+        lines += ["", "## Rows on stand-in data or a setup that differs from the paper's", ""]
+        for row in rows.itertuples():
+            lines.append(f"- {row.paper}, {row.item} ({row.quantity}): **{row.status}**; "
+                         f"{_fmt(row.stand_in)}.")
     keys = set(table["key"].dropna().astype(str))
     unused = sorted(k for k in (declared or {})
                     if not any(_declared_for(key, {k: True}) for key in keys))

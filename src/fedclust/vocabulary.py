@@ -45,7 +45,11 @@ def algorithm_rank(algorithms):
 #: LocalKMeans: how an initialization is spelled in file names.
 LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}
 #: LocalKMeans: Figure 4's sweeps (App. B.2).
-LKM_FIG4_SWEEPS = ("snr", "n_clusters", "n_machines")
+LKM_FIG4_SWEEPS = ("snr", "n_clusters", "n_machines", "n_clusters_other")
+#: The K sweep of Fig 4(b) run again holding the other quantity than
+#: ``localkmeans.fig4.n_clusters_holds`` (r or Delta/sigma), so that the report gives both
+#: readings of the figure's setup.
+LKM_OTHER_HOLD = {"separation": "snr", "snr": "separation"}
 
 
 # ------------------------------------------------------------------------------ data sets

@@ -12,6 +12,6 @@ with job(snakemake) as log:
               if name != "targets"}
     claims = registry.check_claims(snakemake.wildcards.paper, tables,
                                    load_targets(snakemake.input.targets),
-                                   snakemake.params.declared)
+                                   snakemake.params.declared, snakemake.config)
     write_table(claims_table(claims), snakemake.output[0])
     log.info("%d claims from %s", len(claims), sorted(tables))

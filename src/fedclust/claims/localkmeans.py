@@ -14,7 +14,7 @@ seeds across the settings compared), and on synthetic data the trials that end *
 (at least half a cluster misassigned, ``final >= 1/(2K)``: LocalKMeans++ put two seeds in one
 cluster) with the comparison over the trials stuck in neither setting. Rows on data that is
 not the paper's (the offline mirror's Postures subset, our own CNN features, the mirror's
-CIFAR-10 JPEG re-encoding) are ``deviation`` rows naming the stand-in.
+CIFAR-10 JPEG re-encoding) keep their test's verdict and name the stand-in.
 """
 
 from __future__ import annotations
@@ -135,18 +135,27 @@ def _pair_fields(note: str, gone: str, finals: pd.DataFrame, a, b, stuck=None, n
                  extra: str = "") -> dict:
     """``note`` and ``why`` of a row comparing settings ``a`` and ``b``: the trial-by-trial
     comparison (:func:`_paired`) in the note of every such row, and as the measured reason of
-    a miss; ``gone`` (what is missing) when either setting was not measured."""
+    a miss, with the spread of the paired differences for the row's test; ``gone`` (what is
+    missing) when either setting was not measured."""
     paired = _paired(finals, a, b, stuck, name) if a is not None and b is not None else ""
     if not paired:
         return {"note": note, "why": gone}
-    return {"note": "; ".join(t for t in (note, paired + extra) if t), "why": paired + extra}
+    return {"note": "; ".join(t for t in (note, paired + extra) if t), "why": paired + extra,
+            **_spread(finals[a] - finals[b])}
+
+
+def _spread(values: pd.Series) -> dict:
+    """``ours_sd`` and ``n_ours`` of per-trial values (paired differences where the row
+    compares two settings on shared seeds): the spread the row's test uses."""
+    v = values.dropna()
+    return {"ours_sd": float(v.std(ddof=1)) if len(v) > 1 else NAN, "n_ours": float(len(v))}
 
 
 def _check(spec, *, why="", **fields) -> Claim:
-    """:func:`checked` with the measured reason ``why`` beside a row outside its band (first,
-    before the target's stated hypothesis; after the stand-in, for a deviation). A NaN
-    ``reproduced`` is a setting the run did not measure: ``fail``, never a deviation, with
-    ``why`` saying what is missing."""
+    """:func:`checked` with the measured reason ``why`` beside a row whose test does not pass
+    (first, before the target's stated hypothesis). A NaN ``reproduced`` is a setting the run
+    did not measure: ``fail``, never qualified by a stand-in, with ``why`` saying what is
+    missing."""
     why = " ".join(str(why or "").split())
     if math.isnan(float(fields["reproduced"])):
         claim = checked(spec, **{**fields, "deviation": ""})
@@ -205,6 +214,8 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                       reproduced=_value(auc_mean, half) - _value(auc_mean, "L=1"),
                       note=", ".join(f"{lab}: {auc_mean[lab]:.4f}" for lab in aggregating
                                      if lab in auc_mean.index) + " (mean over t = 1..T)",
+                      **(_spread(auc[half] - auc["L=1"])
+                         if {half, "L=1"} <= set(auc.columns) else {}),
                       why=(_paired(auc, half, "L=1")
                            + " (misclustering averaged over t = 1..T)") if not auc.empty
                       else gone))
@@ -248,6 +259,7 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["d_acceptable"], paper=PAPER, item=item,
                       quantity="final misclustering of no aggregation",
                       reproduced=_value(final, "no aggregation"), note=note,
+                      **(_spread(noagg) if noagg is not None else {}),
                       why=(_summary(finals, stuck, labels=["no aggregation"])
                            + f"; over its trials not stuck: {clean:.4f}")
                       if noagg is not None else gone))
@@ -290,10 +302,11 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     runs = runs if runs is not None else pd.DataFrame()
     out = []
 
-    def sweep_of(sweep):
+    def sweep_of(sweep, column=None):
+        column = column or sweep
         sub = _rows(runs, sweep=sweep, local_steps=label)
-        finals, stuck = _per_trial(sub, sweep), _stuck_marks(sub, sweep)
-        start = sub[sub["iteration"] == 0].groupby(sweep)["value"].mean().sort_index() \
+        finals, stuck = _per_trial(sub, column), _stuck_marks(sub, column)
+        start = sub[sub["iteration"] == 0].groupby(column)["value"].mean().sort_index() \
             if not sub.empty else pd.Series(dtype=float)
         end = finals.mean().sort_index() if not finals.empty else pd.Series(dtype=float)
         return sub, finals, stuck, start, end
@@ -319,25 +332,39 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["a_no_convergence"], paper=PAPER, item=item,
                       quantity="final misclustering at the lowest SNR",
                       reproduced=float(end.iloc[0]) if len(end) else NAN, note=note,
+                      **(_spread(finals[end.index[0]]) if len(end) else {}),
                       why=_summary(finals, stuck, "SNR ", labels=[lo_v]) if two else gone))
 
-    # (b) K, the clusters' separation held (localkmeans.fig4.n_clusters_holds)
-    sub, finals, stuck, _, end = sweep_of("n_clusters")
-    two = len(end) > 1
-    gone = _missing(f"{label} runs of the K sweep at two K or more")
-    geometry = ""
-    if two and {"separation", "snr"} <= set(sub.columns):
-        geo = sub.groupby("n_clusters")[["separation", "snr"]].first()
-        geometry = "; Δ/σ and r per K: " + ", ".join(
-            f"K={int(k)} {g.separation:.2f}, {g.snr:.2f}" for k, g in geo.iterrows())
-    note = _summary(finals, stuck, "K=") if two else gone
-    out.append(_check(spec["b_more_clusters_worse"], paper=PAPER,
-                      item=f"Fig 4(b), {label}, K sweep",
-                      quantity="final misclustering: most clusters minus fewest",
-                      reproduced=float(end.iloc[-1] - end.iloc[0]) if two else NAN,
-                      **_pair_fields(note, gone, finals, end.index[-1] if two else None,
-                                     end.index[0] if two else None, stuck, "K=",
-                                     extra=geometry)))
+    # (b) K, both readings of what the figure holds as K grows: r (the SNR, fixed in the
+    # paper's other sweeps: the first reading, as printed) and the clusters' separation
+    # Delta/sigma (the reason the sentence gives: our second reading); the pipeline runs the
+    # K sweep holding localkmeans.fig4.n_clusters_holds and again holding the other
+    readings = {}
+    for sweep in ("n_clusters", "n_clusters_other"):
+        sub = _rows(runs, sweep=sweep, local_steps=label)
+        if not sub.empty and "snr" in sub.columns:
+            held = "snr" if sub.groupby("n_clusters")["snr"].first().nunique() == 1 \
+                else "separation"
+            readings[held] = sweep
+    for held, name in (("snr", "r held (first reading, as printed)"),
+                       ("separation", "Δ/σ held (second reading, ours)")):
+        sweep = readings.get(held)
+        sub, finals, stuck, _, end = sweep_of(sweep or "n_clusters (absent)", "n_clusters")
+        two = sweep is not None and len(end) > 1
+        gone = _missing(f"{label} runs of the K sweep holding {held} at two K or more")
+        geometry = ""
+        if two and {"separation", "snr"} <= set(sub.columns):
+            geo = sub.groupby("n_clusters")[["separation", "snr"]].first()
+            geometry = "; Δ/σ and r per K: " + ", ".join(
+                f"K={int(k)} {g.separation:.2f}, {g.snr:.2f}" for k, g in geo.iterrows())
+        note = _summary(finals, stuck, "K=") if two else gone
+        out.append(_check(spec["b_more_clusters_worse"], paper=PAPER,
+                          item=f"Fig 4(b), {label}, K sweep, {name}",
+                          quantity="final misclustering: most clusters minus fewest",
+                          reproduced=float(end.iloc[-1] - end.iloc[0]) if two else NAN,
+                          **_pair_fields(note, gone, finals, end.index[-1] if two else None,
+                                         end.index[0] if two else None, stuck, "K=",
+                                         extra=geometry)))
 
     # (c) M, 4,000 samples in all
     sub, finals, stuck, _, end = sweep_of("n_machines")
@@ -356,6 +383,7 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["c_low"], paper=PAPER, item=item,
                       quantity="final misclustering at M=20",
                       reproduced=float(end[col[20]]) if 20 in col else NAN, note=note,
+                      **(_spread(m20) if m20 is not None else {}),
                       why=(_summary(finals, stuck, "M=", labels=[col[20]])
                            + f"; over its trials not stuck: {_not_stuck(m20, stuck, col[20]):.4f}")
                       if m20 is not None else _missing(f"{label} runs at M = 20")))
@@ -515,7 +543,7 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
 def size_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     """App. B.1, Table 1: samples, machines, samples per machine, dimension and clusters of
     every real data set, checked exactly (``abs_diff``, tolerance 0). A data set that is not
-    the paper's (:func:`_stand_in`) makes its rows deviations naming it; a data set missing
+    the paper's (:func:`_stand_in`) is named in its rows; a data set missing
     from the runs gives NaN rows."""
     spec = target(targets, "localkmeans", "table1")
     real = target(targets, "localkmeans", "real")

@@ -184,7 +184,9 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
     spec : dict
         ``vary`` (a key of :data:`VARIED`), ``values`` (None: the section's
         ``sample_fractions``) and the other two of ``sample_fraction``, ``local_epochs``,
-        ``client_lr`` fixed.
+        ``client_lr`` fixed; optionally ``reassign_after`` and ``reassign_basis`` in place of
+        the section's, and ``seeds_of``, the sweep whose run seeds this one uses (a second
+        reading of that sweep on the same seeds).
     settings : dict
         The ``federated_kmeans`` config section.
 
@@ -207,13 +209,17 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
     if missing:
         raise ValueError(f"federated_kmeans.sweeps.{sweep}: set {', '.join(missing)} (the "
                          f"hyper-parameters it does not vary)")
+    settings = {**settings, **{key: spec[key] for key in ("reassign_after", "reassign_basis")
+                               if key in spec}}
+    seeded_as = spec.get("seeds_of", sweep)
     rows = []
     seeds = range(settings["seeds"])
     clients = {s: client_data(settings["data"], s, base_seed) for s in seeds}
     todo = [(value, s) for value in values for s in seeds]
     for value, s in progress(todo, desc=f"federated k-means {sweep}", disable=not show_progress):
         data = clients[s]
-        run_seed = seed_for(base_seed, "federated_kmeans", sweep, f"{vary}={value}", f"seed={s}")
+        run_seed = seed_for(base_seed, "federated_kmeans", seeded_as, f"{vary}={value}",
+                            f"seed={s}")
         if value == CENTRAL:
             X, _ = data["train"]
             model = central_estimator(settings, random_state=run_seed)

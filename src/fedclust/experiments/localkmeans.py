@@ -36,6 +36,7 @@ from ..rounds import History
 from ..seeds import generator_for, seed_for
 from ..vocabulary import LKM_FIG4_SWEEPS as FIG4_SWEEPS
 from ..vocabulary import LKM_INIT_FILE_NAMES as INIT_FILE_NAMES
+from ..vocabulary import LKM_OTHER_HOLD
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
            "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",
@@ -265,17 +266,24 @@ def fig4_sweep(sweep: str, synthetic: dict, settings: dict, *, base_seed: int,
     ``"separation"`` (the default) holds the clusters' geometry, ``Delta / sigma``, at its value
     for ``sweep_snr`` at ``K = synthetic["n_clusters"]`` (so Lu & Zhou's ``r`` falls as ``K``
     grows, through ``alpha = 1/K`` and ``K d / n``); ``"snr"`` holds ``r`` at ``sweep_snr``
-    (``Delta / sigma`` then grows with ``K``). Every table carries the ``snr`` and the
-    ``separation`` (``Delta / sigma``) of each value. Trial seeds are shared across the values
-    of a sweep (:func:`parameter_sweep`)."""
+    (``Delta / sigma`` then grows with ``K``); sweep ``"n_clusters_other"`` is the same K sweep,
+    with the same trial seeds, holding the other one (its table's ``sweep`` says so). Every
+    table carries the ``snr`` and the ``separation`` (``Delta / sigma``) of each value. Trial
+    seeds are shared across the values of a sweep (:func:`parameter_sweep`)."""
     if sweep not in FIG4_SWEEPS:
         raise ValueError(f"sweep must be one of {FIG4_SWEEPS}; got {sweep!r}")
+    holds = settings.get("n_clusters_holds", "separation")
+    if holds not in LKM_OTHER_HOLD:
+        raise ValueError(f"n_clusters_holds must be 'separation' or 'snr'; got {holds!r}")
+    if sweep == "n_clusters_other":
+        # the same K sweep (same trial seeds) holding the other quantity: the second reading
+        table = fig4_sweep("n_clusters", synthetic,
+                           {**settings, "n_clusters_holds": LKM_OTHER_HOLD[holds]},
+                           base_seed=base_seed, show_progress=show_progress)
+        return table.assign(sweep=sweep)
     K, d = synthetic["n_clusters"], synthetic["n_features"]
     M, per = synthetic["n_machines"], synthetic["samples_per_machine"]
     snr0, total = settings["sweep_snr"], settings["total_samples"]
-    holds = settings.get("n_clusters_holds", "separation")
-    if holds not in ("separation", "snr"):
-        raise ValueError(f"n_clusters_holds must be 'separation' or 'snr'; got {holds!r}")
     separation0 = separation_for_snr(snr0, n_clusters=K, n_features=d, n_samples=M * per)
 
     def geometry(snr, k, dim, n):

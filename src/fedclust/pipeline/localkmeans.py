@@ -42,7 +42,9 @@ def fig1_parts(config) -> list[str]:
 
 def fig4_parts(config) -> list[str]:
     cfg = config["localkmeans"]["fig4"]
-    return [f"results/localkmeans/fig4/{sweep}.csv" for sweep in FIG4_SWEEPS if cfg[sweep]]
+    # the second reading of the K sweep runs wherever the K sweep does
+    return [f"results/localkmeans/fig4/{sweep}.csv" for sweep in FIG4_SWEEPS
+            if cfg[sweep.replace("_other", "")]]
 
 
 def real_parts(config) -> list[str]:

@@ -193,15 +193,20 @@ def check_figure_name(target: str, config) -> None:
                      + "python -m fedclust.pipeline.targets lists every table and figure")
 
 
-def check_claims(paper_key: str, tables: dict, targets: dict, declared=None) -> list:
+def check_claims(paper_key: str, tables: dict, targets: dict, declared=None,
+                 config=None) -> list:
     """A paper's claims from its tables (``{name: DataFrame}``) and its paper targets, a
-    reported row per setting its experiments skipped, and the rows the profile declared
-    scale-limited (``declared``: :func:`declared_limits`) marked so."""
-    from ..reproduction import declare_profile, skipped_claims
+    reported row per setting its experiments skipped, the rows the profile declared
+    scale-limited (``declared``: :func:`declared_limits`) marked so, and the stand-ins of the
+    run's ``config`` (the paper module's ``setup_stand_ins``, where it has one) named in the
+    rows they touch."""
+    from ..reproduction import declare_profile, name_stand_ins, skipped_claims
 
-    module = paper(paper_key).claims.partition(":")[0]
+    module = import_module(paper(paper_key).claims.partition(":")[0])
     claims = resolve(paper(paper_key).claims)(tables, targets)
-    claims += skipped_claims(import_module(module).PAPER, paper_key, tables)
+    claims += skipped_claims(module.PAPER, paper_key, tables)
+    if config is not None and hasattr(module, "setup_stand_ins"):
+        name_stand_ins(claims, module.setup_stand_ins(config, targets))
     return declare_profile(claims, declared or {})
 
 

@@ -70,8 +70,11 @@ def test_captions_render_from_the_config_and_cite_only_produced_files(cfg):
         for name in names:
             caption = registry.figure_caption(paper, name, cfg)
             assert len(caption) > 100 and "{" not in caption
-            for path in re.findall(r"\b(?:results|figures|data)/[\w./-]+\.\w+", caption):
+            for path in re.findall(r"(?<![\w/])(?:results|figures|data)/[\w./-]+\.\w+", caption):
                 assert path in produced, (name, path)
+            # a committed benchmark a caption cites exists
+            for path in re.findall(r"benchmarks/results/[\w./-]+\.\w+", caption):
+                assert (REPO / path.rstrip(".")).is_file(), (name, path)
     sep = cfg["kfed"]["separation"]
     caption = registry.figure_caption("kfed", "fig5_separation_femnist", cfg)
     assert f"c0 = {sep['threshold']:g}" in caption and "FEMNIST" in caption

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..vocabulary import FEDKMEANS_CENTRAL, FEDKMEANS_SYMBOLS, FEDKMEANS_VARIED_TITLES
-from .declarations import Figure, Paper, Table, stated_differences
+from .declarations import Figure, Paper, Table
 from .kfed import chosen_oracle_inputs
 
 __all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "progress_part", "real_part",
@@ -76,9 +76,18 @@ def _progress(config) -> list[str]:
 
 def _sweep_caption_context(config, sweep=None) -> dict:
     """How a sweep's caption names the hyper-parameters (as the figures do), and the stated
-    reasons to differ."""
+    reason to differ of the paper's figure it reproduces (its ``why_ours_differs`` in the
+    targets; a second reading takes its ``seeds_of`` figure's)."""
+    from ..reproduction import load_targets
+
+    spec = _section(config)["sweeps"].get(sweep, {}) if sweep else {}
+    figures = load_targets(config["paper_targets"])["fedkmeans"]["sweeps"][
+        "read_from_figures"]["figures"]
+    why = " ".join(str(figures.get(spec.get("seeds_of", sweep), {}).get(
+        "why_ours_differs", "")).split())
     return {"symbols": SYMBOLS, "varied_titles": VARIED_TITLES,
-            "differences": stated_differences(config, "fedkmeans", "sweeps")}
+            "differences": (f" Where our setting can differ from the paper, and why: "
+                            f"{why.rstrip('.')}.") if why else ""}
 
 
 PAPER = Paper(

@@ -93,9 +93,8 @@ def _se_df(*sides: Spread) -> tuple[float, float, str]:
         donor = given[0]
         n = side.n if not math.isnan(side.n) and side.n >= 1 else donor.n
         filled.append((donor.sd, n, donor.n - 1))
-        note = (f"{side.source or 'a side'} gives no spread: "
-                f"{donor.source or 'the other side'}'s standard deviation stands in, "
-                f"with {int(n)} runs")
+        note = (f"{side.source or 'a side'} gives no spread: the standard deviation of "
+                f"{donor.source or 'the other side'} stands in, with {int(n)} runs")
     terms = [sd * sd / n for sd, n, _ in filled]
     se = math.sqrt(sum(terms))
     denominator = sum(t * t / dof for t, (_, _, dof) in zip(terms, filled, strict=True)

@@ -43,7 +43,8 @@ from . import verdicts
 from .io import SKIPPED, atomic_path, write_table
 
 __all__ = ["Claim", "Target", "load_targets", "target", "target_keys", "checked",
-           "claims_table", "gather_claims", "declare_profile", "name_stand_ins", "skipped_claims",
+           "claims_table", "gather_claims", "declare_profile", "name_stand_ins", "run_spread",
+           "skipped_claims",
            "write_reproduction", "expectation", "verdict_changes", "CLAIM_COLUMNS",
            "COMPARISONS", "VERDICTS", "VERDICT_KEY"]
 
@@ -174,6 +175,14 @@ class Claim:
             self.explanation = self.by_construction
         else:
             self.status = outcome.verdict
+
+
+def run_spread(values) -> dict:
+    """``ours_sd`` and ``n_ours`` of a statistic measured run by run (or trial by trial; paired
+    differences where a row compares two settings on shared seeds), NaNs dropped: the Claim
+    fields a row's test reads (:meth:`fedclust.verdicts.Spread.of`)."""
+    spread = verdicts.Spread.of(values)
+    return {"ours_sd": spread.sd, "n_ours": spread.n}
 
 
 def _as_targets(node, path: str = ""):

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..reproduction import Claim, checked, target
+from ..reproduction import Claim, checked, run_spread, target
 from ..summaries.coreset import curve_stats, wide_runs
 
 __all__ = ["PAPER", "claims", "graph_claims", "tree_claims", "ratio_at", "communication_for"]
@@ -86,12 +86,11 @@ def _mean(values) -> float:
 
 
 def _spread(per_run: dict) -> dict:
-    """``reproduced``, ``ours_sd`` and ``n_ours`` of a statistic measured run by run (NaNs,
-    runs where it is undefined, dropped)."""
-    values = np.array([v for v in per_run.values() if not math.isnan(v)], dtype=float)
-    return {"reproduced": float(values.mean()) if values.size else math.nan,
-            "ours_sd": float(values.std(ddof=1)) if values.size > 1 else math.nan,
-            "n_ours": float(values.size)}
+    """``reproduced`` (the mean), ``ours_sd`` and ``n_ours`` of a statistic measured run by run
+    (NaNs, runs where it is undefined, dropped)."""
+    values = [v for v in per_run.values() if not math.isnan(v)]
+    return {"reproduced": float(np.mean(values)) if values else math.nan,
+            **run_spread(values)}
 
 
 def _fmt_runs(per_run: dict) -> str:

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..reproduction import Claim, checked, target
+from ..reproduction import Claim, checked, run_spread, target
 from ..summaries.fedkmeans import real_stats, sweep_stats
 from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
 from ..vocabulary import FEDKMEANS_SYMBOLS as SYMBOLS
@@ -192,14 +192,6 @@ def _per_seed(runs: pd.DataFrame, metric: str, sweeps, settings) -> pd.Series:
     return sub.groupby("seed")["value"].mean()
 
 
-def _paired(a: pd.Series, b: pd.Series) -> dict:
-    """``ours_sd`` and ``n_ours`` of the seed-paired differences ``a - b`` (the seeds both
-    hold)."""
-    d = (a - b).dropna()
-    return {"ours_sd": float(d.std(ddof=1)) if len(d) > 1 else math.nan,
-            "n_ours": float(len(d))}
-
-
 def _statement_claims(table: pd.DataFrame, spec: dict, split: str) -> list[Claim]:
     """The two statements of the text over the sweeps of C: the best federated setting
     against central k-means, and one client per round worst; each tested on its differences
@@ -222,8 +214,9 @@ def _statement_claims(table: pd.DataFrame, spec: dict, split: str) -> list[Claim
                                            "central k-means"))
             continue
         best = federated.loc[federated["mean"].idxmin()]
-        spread = _paired(_per_seed(runs, metric, [best["sweep"]], [best["setting"]]),
-                         _per_seed(runs, metric, sweeps, [CENTRAL]))
+        # paired by seed: the seeds both hold
+        spread = run_spread(_per_seed(runs, metric, [best["sweep"]], [best["setting"]])
+                            - _per_seed(runs, metric, sweeps, [CENTRAL]))
         claim = checked(
             spec["match_or_beat_central"], paper=PAPER, item=item, quantity=quantity,
             reproduced=float(best["mean"] - central), **spread,
@@ -250,9 +243,9 @@ def _statement_claims(table: pd.DataFrame, spec: dict, split: str) -> list[Claim
             continue
         best_small = small.loc[small["mean"].idxmin()]
         worst_rest = rest.loc[rest["mean"].idxmax()]
-        spread = _paired(
-            _per_seed(runs, "mean_distance", [sweep], [best_small["setting"]]),
-            _per_seed(runs, "mean_distance", [sweep], [worst_rest["setting"]]))
+        spread = run_spread(
+            _per_seed(runs, "mean_distance", [sweep], [best_small["setting"]])
+            - _per_seed(runs, "mean_distance", [sweep], [worst_rest["setting"]]))
         claim = checked(
             spec["few_clients_worst"], paper=PAPER, item=item, quantity=quantity,
             reproduced=float(best_small["mean"] - worst_rest["mean"]), **spread,

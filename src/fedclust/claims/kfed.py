@@ -12,7 +12,7 @@ import math
 import pandas as pd
 from scipy.stats import spearmanr
 
-from ..reproduction import Claim, checked, target
+from ..reproduction import Claim, checked, run_spread, target
 
 __all__ = ["PAPER", "claims", "setup_stand_ins", "table1_claims", "fig1_claims",
            "separation_claims",
@@ -229,14 +229,6 @@ def _run_diff(per_run: pd.Series, a, b) -> pd.Series:
         return pd.Series(dtype=float)
 
 
-def _spread(values: pd.Series) -> dict:
-    """``ours_sd`` and ``n_ours`` of per-run values (paired differences where the row compares
-    two methods or strategies): the spread the row's test uses."""
-    v = values.dropna()
-    return {"ours_sd": float(v.std(ddof=1)) if len(v) > 1 else math.nan,
-            "n_ours": float(len(v))}
-
-
 def _value(frame: pd.DataFrame, key, column: str = "mean") -> float:
     return float(frame.loc[key, column]) if key in frame.index else math.nan
 
@@ -279,7 +271,7 @@ def table2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
             claims.append(checked(
                 {**values, "value": row[method]}, key=values.key, paper=PAPER, item=item,
                 quantity=f"test accuracy, {name}", reproduced=means[method],
-                **_spread(acc_runs.loc[key] if ran else pd.Series(dtype=float)),
+                **run_spread(acc_runs.loc[key] if ran else pd.Series(dtype=float)),
                 note=(f"{int(acc.loc[key, 'count'])} runs, ours ± {acc.loc[key, 'std']:.4f}, "
                       f"{trained}" if ran else "not run"),
                 explanation=(f"{gap:+.3f} from the printed value after {trained}"
@@ -290,7 +282,7 @@ def table2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
         which = "kfed_matches_ifca" if kp == 1 else "kfed_beats_ifca"
         claims.append(checked(
             spec[which], paper=PAPER, item=item, quantity="test accuracy, k-FED minus IFCA",
-            reproduced=k - i, **_spread(_run_diff(acc_runs, (z, kp, "kfed"), (z, kp, "ifca"))),
+            reproduced=k - i, **run_spread(_run_diff(acc_runs, (z, kp, "kfed"), (z, kp, "ifca"))),
             note="; ".join([f"k-FED {k:.4f}, IFCA {i:.4f}", *clustering]),
             explanation="; ".join(clustering)))
         ratio = _value(down, (z, kp, "kfed")) / _value(down, (z, kp, "ifca"))
@@ -307,7 +299,7 @@ def table2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
             claims.append(checked(spec["above_global"], paper=PAPER, item=item,
                                   quantity=f"test accuracy, {names[method]} minus Global",
                                   reproduced=value - g,
-                                  **_spread(_run_diff(acc_runs, (z, kp, method),
+                                  **run_spread(_run_diff(acc_runs, (z, kp, method),
                                                       (z, kp, "global"))),
                                   note=f"{names[method]} {value:.4f}, Global {g:.4f}"))
     return claims
@@ -345,7 +337,7 @@ def fig4_claims(history: pd.DataFrame, devices: pd.DataFrame, targets: dict) -> 
                 spec["faster"], paper=PAPER, item=f"Fig 4, {ds}",
                 quantity=f"mean test accuracy over rounds, k-FED + pow-d minus {name}",
                 reproduced=float(diff.mean()) if len(diff) else math.nan, note=measured,
-                explanation=measured, **_spread(diff)))
+                explanation=measured, **run_spread(diff)))
         ours_var, random_var = per_run(var, ds, "kfed_powd"), per_run(var, ds, "random")
         reduction = 1.0 - ours_var.mean() / random_var.mean()  # of the mean variances
         runs_reduction = (1.0 - ours_var / random_var).dropna()
@@ -356,14 +348,14 @@ def fig4_claims(history: pd.DataFrame, devices: pd.DataFrame, targets: dict) -> 
             spec["lower_variance"], paper=PAPER, item=f"Fig 4, {ds}",
             quantity="reduction of the variance of final per-device test accuracy, "
                      "k-FED + pow-d vs random", reproduced=float(reduction), note=note,
-            explanation=note, **_spread(runs_reduction)))
+            explanation=note, **run_spread(runs_reduction)))
         if ds == "femnist":
             claims.append(checked(
                 spec["femnist_35"], paper=PAPER, item="Fig 4, femnist",
                 quantity="reduction of the variance of final per-device test accuracy, "
                          "k-FED + pow-d vs random (as printed)",
                 reproduced=float(reduction), note=note, explanation=note,
-                **_spread(runs_reduction)))
+                **run_spread(runs_reduction)))
     return claims
 
 

@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..reproduction import Claim, checked, target
+from ..reproduction import Claim, checked, run_spread, target
 
 __all__ = ["PAPER", "claims", "fig1_claims", "fig4_claims", "real_claims", "size_claims"]
 
@@ -141,14 +141,7 @@ def _pair_fields(note: str, gone: str, finals: pd.DataFrame, a, b, stuck=None, n
     if not paired:
         return {"note": note, "why": gone}
     return {"note": "; ".join(t for t in (note, paired + extra) if t), "why": paired + extra,
-            **_spread(finals[a] - finals[b])}
-
-
-def _spread(values: pd.Series) -> dict:
-    """``ours_sd`` and ``n_ours`` of per-trial values (paired differences where the row
-    compares two settings on shared seeds): the spread the row's test uses."""
-    v = values.dropna()
-    return {"ours_sd": float(v.std(ddof=1)) if len(v) > 1 else NAN, "n_ours": float(len(v))}
+            **run_spread(finals[a] - finals[b])}
 
 
 def _check(spec, *, why="", **fields) -> Claim:
@@ -214,7 +207,7 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                       reproduced=_value(auc_mean, half) - _value(auc_mean, "L=1"),
                       note=", ".join(f"{lab}: {auc_mean[lab]:.4f}" for lab in aggregating
                                      if lab in auc_mean.index) + " (mean over t = 1..T)",
-                      **(_spread(auc[half] - auc["L=1"])
+                      **(run_spread(auc[half] - auc["L=1"])
                          if {half, "L=1"} <= set(auc.columns) else {}),
                       why=(_paired(auc, half, "L=1")
                            + " (misclustering averaged over t = 1..T)") if not auc.empty
@@ -259,7 +252,7 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["d_acceptable"], paper=PAPER, item=item,
                       quantity="final misclustering of no aggregation",
                       reproduced=_value(final, "no aggregation"), note=note,
-                      **(_spread(noagg) if noagg is not None else {}),
+                      **(run_spread(noagg) if noagg is not None else {}),
                       why=(_summary(finals, stuck, labels=["no aggregation"])
                            + f"; over its trials not stuck: {clean:.4f}")
                       if noagg is not None else gone))
@@ -332,7 +325,7 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["a_no_convergence"], paper=PAPER, item=item,
                       quantity="final misclustering at the lowest SNR",
                       reproduced=float(end.iloc[0]) if len(end) else NAN, note=note,
-                      **(_spread(finals[end.index[0]]) if len(end) else {}),
+                      **(run_spread(finals[end.index[0]]) if len(end) else {}),
                       why=_summary(finals, stuck, "SNR ", labels=[lo_v]) if two else gone))
 
     # (b) K, both readings of what the figure holds as K grows: r (the SNR, fixed in the
@@ -383,7 +376,7 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     out.append(_check(spec["c_low"], paper=PAPER, item=item,
                       quantity="final misclustering at M=20",
                       reproduced=float(end[col[20]]) if 20 in col else NAN, note=note,
-                      **(_spread(m20) if m20 is not None else {}),
+                      **(run_spread(m20) if m20 is not None else {}),
                       why=(_summary(finals, stuck, "M=", labels=[col[20]])
                            + f"; over its trials not stuck: {_not_stuck(m20, stuck, col[20]):.4f}")
                       if m20 is not None else _missing(f"{label} runs at M = 20")))

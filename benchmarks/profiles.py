@@ -21,9 +21,10 @@ script, so no number in it is typed by hand:
 (every recording also rewrites the README's table; ``tests/test_workflow.py`` fails when
 its job counts are not the dry run's at the current commit). ``--publish docs/paper-profile``
 also publishes the run's report, figures and time per rule there
-(:func:`fedclust.pipeline.publish.publish_report`). A run made elsewhere (e.g. from a clone, in
-the background) is recorded and published afterwards with ``--finished-run DIR
---wall-seconds S --commit C --date YYYY-MM-DD``.
+(:func:`fedclust.pipeline.publish.publish_report`); ``--publish docs/paper-profile --stale
+REASON`` marks that report stale on its first screen until the next run replaces it. A run
+made elsewhere (e.g. from a clone, in the background) is recorded and published afterwards
+with ``--finished-run DIR --wall-seconds S --commit C --date YYYY-MM-DD``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ from fedclust.pipeline.benchmarks import (  # noqa: E402
     render_summary,
     replace_measured_block,
 )
-from fedclust.pipeline.publish import publish_report  # noqa: E402
+from fedclust.pipeline.fedkmeans import AUTHORS_TABLE as FEDKMEANS_AUTHORS  # noqa: E402
+from fedclust.pipeline.kfed import AUTHORS_TABLE1 as KFED_AUTHORS_TABLE1  # noqa: E402
+from fedclust.pipeline.publish import mark_stale, publish_report  # noqa: E402
 
 
 def config_file(profile: str) -> Path:
@@ -71,14 +74,19 @@ STEPS_CSV = OUT / "steps.csv"
 
 
 def copy_workflow(workdir: Path) -> None:
-    """The Snakefile, config/, workflow/, src/, environment.yml and the profiles link in
-    ``workdir``: edits to the repository during a run do not reach it; without the
-    compiled-kernel cache, as in a fresh clone."""
+    """The Snakefile, config/, workflow/, src/, environment.yml, the profiles link and the
+    committed authors'-code tables the claims read in ``workdir``: edits to the repository
+    during a run do not reach it; without the compiled-kernel cache, as in a fresh clone."""
     for name in ("config", "workflow", "src"):
         shutil.copytree(REPO / name, workdir / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("Snakefile", "environment.yml"):
         shutil.copy(REPO / name, workdir)
+    for table in (FEDKMEANS_AUTHORS, KFED_AUTHORS_TABLE1):
+        # the committed authors'-code tables the claims read, as in a clone
+        if (REPO / table).exists():
+            (workdir / table).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / table, workdir / table)
     (workdir / "profiles").symlink_to(os.readlink(REPO / "profiles"))
 
 
@@ -269,7 +277,15 @@ def main(argv=None):
     parser.add_argument("--date")
     parser.add_argument("--note", help="how a --finished-run was made, when not by this script "
                         "in one go (printed at the top of the published report)")
+    parser.add_argument("--stale", metavar="REASON",
+                        help="mark the report published in --publish stale (dated --date, "
+                             "default today) until the profile is run and published again")
     args = parser.parse_args(argv)
+    if args.stale:
+        if args.publish is None:
+            parser.error("--stale needs --publish (the published report's folder)")
+        mark_stale(args.publish, args.date or date.today().isoformat(), args.stale)
+        return
     if args.readme:
         write_readme_table()
         return

@@ -33,7 +33,7 @@ def runs_table(values):
 def test_table1_rows_are_tested_with_both_spreads_and_a_missing_row_fails():
     runs = runs_table({(100, 16): [1.0, 0.98, 1.0], (100, 64): [0.975, 0.975],
                        (300, 100): [0.988, 0.988], (300, 64): [0.99], (300, 16): [1.0]})
-    by_item = {c.item: c for c in table1_claims(runs, TARGETS)}
+    by_item = {c.item: c for c in table1_claims(runs, TARGETS) if c.key == "kfed.table1"}
     # printed 100.00 ± 0.00 over 10 runs against three runs spread ±0.0115: the 0.0067 gap
     # is inside their Welch band (t with 2 degrees of freedom)
     k16 = by_item["Table 1, d=100, k=16"]
@@ -49,9 +49,26 @@ def test_table1_rows_are_tested_with_both_spreads_and_a_missing_row_fails():
     assert k100.status == "pass" and k100.where == "Table 1 (Sec. 4.1)"
     assert k100.key == "kfed.table1"
     assert k100.quantity == "accuracy, mean over runs" and "2 runs" in k100.note
-    missing = {c.item: c for c in table1_claims(runs_table({(100, 16): [1.0]}), TARGETS)}
+    missing = {c.item: c for c in table1_claims(runs_table({(100, 16): [1.0]}), TARGETS)
+               if c.key == "kfed.table1"}
     assert missing["Table 1, d=300, k=64"].status == "fail"
     assert "not run" in missing["Table 1, d=300, k=64"].explanation
+
+
+def test_table1_reports_the_authors_code_beside_the_paper_and_ours():
+    runs = runs_table({(100, 16): [1.0, 0.98], (100, 64): [0.975, 0.975]})
+    authors = runs_table({(100, 16): [1.0, 0.99, 0.97]}).assign(method="authors")
+    rows = {c.item: c for c in table1_claims(runs, TARGETS, authors)
+            if c.key == "kfed.table1.authors_code"}
+    assert len(rows) == 5 and all(c.status == "reported" for c in rows.values())
+    k16 = rows["Table 1, d=100, k=16"]
+    assert k16.reproduced == pytest.approx(0.98667, abs=1e-5) and k16.n_ours == 3
+    assert "paper 1.0000 ± 0.0000" in k16.note and "ours 0.9900" in k16.note
+    assert math.isnan(rows["Table 1, d=300, k=64"].reproduced)
+    assert "was not run" in rows["Table 1, d=300, k=64"].note
+    # without the authors' table every row is still there, saying so
+    alone = [c for c in table1_claims(runs, TARGETS) if c.key == "kfed.table1.authors_code"]
+    assert len(alone) == 5 and all("was not run" in c.note for c in alone)
 
 
 def test_table1_caption_needs_accuracy_to_fall_as_k_over_d_grows():
@@ -67,15 +84,32 @@ def test_table1_caption_needs_accuracy_to_fall_as_k_over_d_grows():
     assert flat.status == "fail" and "cannot tell the rows apart" in flat.explanation
 
 
+def fig1_runs(accuracies):
+    return pd.DataFrame([{"n_features": 10, "n_clusters": 4, "separation": c, "run": run,
+                          "metric": "accuracy", "value": a}
+                         for c, accs in accuracies.items() for run, a in enumerate(accs)])
+
+
 def test_fig1_near_one_below_100_and_spread_shrinking():
-    rows = []
-    for c, accs in {0.1: [0.3, 0.5, 0.4], 1.0: [0.99, 1.0, 1.0], 100.0: [1.0, 1.0, 1.0]}.items():
-        for run, a in enumerate(accs):
-            rows.append({"n_features": 10, "n_clusters": 4, "separation": c, "run": run,
-                         "metric": "accuracy", "value": a})
-    near, spread = fig1_claims(pd.DataFrame(rows), TARGETS)
-    assert near.reproduced == 1.0 and near.status == "pass"
+    near, spread = fig1_claims(fig1_runs({0.1: [0.3, 0.5, 0.4, 0.45], 1.0: [0.995, 1.0, 1.0,
+                                                                              0.998],
+                                          100.0: [1.0, 1.0, 1.0, 1.0]}), TARGETS)
+    # tested at c = 1, the largest c <= 1 of the grid, one-sided over the four runs
+    assert near.reproduced == pytest.approx(0.99825) and near.status == "pass"
+    assert near.n_ours == 4 and "c = 1" in near.note
     assert spread.reproduced < 0 and spread.status == "pass"
+    assert spread.test == "at_most" and spread.ours_se > 0 and spread.n_ours == 4
+    # three runs 0.99, 1, 1: the mean is above 0.99 but the runs cannot show it
+    near, _ = fig1_claims(fig1_runs({0.1: [0.3, 0.5, 0.4], 1.0: [0.99, 1.0, 1.0],
+                                     100.0: [1.0, 1.0, 1.0]}), TARGETS)
+    assert near.status == "not shown"
+    near, _ = fig1_claims(fig1_runs({0.1: [0.3, 0.5, 0.4], 1.0: [0.5, 0.6, 0.55],
+                                     100.0: [1.0, 1.0, 1.0]}), TARGETS)
+    assert near.status == "fail"
+    # a spread across runs that does not shrink: the bootstrap interval decides
+    _, grows = fig1_claims(fig1_runs({0.1: [0.9, 0.91, 0.9, 0.91], 1.0: [0.5, 1.0, 0.6, 1.0],
+                                      100.0: [0.4, 1.0, 0.5, 1.0]}), TARGETS)
+    assert grows.reproduced > 0 and grows.status in ("fail", "not shown")
 
 
 def test_fig5_most_pairs_below_one():
@@ -109,6 +143,20 @@ def test_fig2_ratio_below_one_and_growth_beyond_the_k_prime_one_identity():
     # k' = k is no federation: left out; one k' > 1 cannot show growth: a NaN row, a miss
     below, _, grows = fig2_claims(fig2_runs([0.1, 0.2, 5.0], k=3), TARGETS)
     assert below.reproduced == 0.2 and grows.status == "fail"
+
+
+def test_fig2_below_one_at_every_k_prime_is_decided_by_its_least_certain_k_prime():
+    rows = [{"dataset": "toy", "n_clusters": 9, "device_clusters": kp, "run": run,
+             "metric": "cost_gap_ratio", "value": v}
+            for kp, values in {1: [0.0, 0.01, 0.0], 2: [0.3, 0.35, 0.32],
+                               3: [0.6, 1.5, 0.4]}.items()
+            for run, v in enumerate(values)]
+    below, _, grows = fig2_claims(pd.DataFrame(rows), TARGETS)
+    # k'=3's mean 0.83 is below 1 but its three runs cannot show it: the statement is not
+    # shown, and the row names k'=3
+    assert below.status == "not shown" and "deciding k'=3" in below.note
+    assert below.reproduced == pytest.approx(0.8333, abs=1e-4) and below.n_ours == 3
+    assert grows.ours_se > 0 and grows.n_ours == 3
 
 
 def test_fig3_cost_similar_and_fewer_bytes_per_k_prime():

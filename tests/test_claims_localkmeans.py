@@ -86,6 +86,33 @@ def test_two_aggregations_reaching_the_same_error_is_two_sided():
         assert "L=2 minus L=1, trial by trial on shared seeds: -0.0200" in claim.explanation
 
 
+def test_the_same_point_is_an_equivalence_at_every_aggregating_l():
+    """(b) holds only if every aggregating L ends within the margin of L=1 (trial by trial);
+    the row shows the L that decides it; (e) is tested at every L likewise."""
+    def low(trial, l4_end):
+        return {"L=1": [0.5, 0.1, 0.01, 0.01, 0.01], "L=2": [0.5, 0.4, 0.02, 0.015, 0.01],
+                "L=4": [0.5, 0.4, 0.3, 0.2, l4_end], "no aggregation": [0.5, 0.3, 0.2, 0.2, 0.2]}
+    ends = [0.01, 0.03, 0.0, 0.02, 0.01, 0.0]  # L=4 ends 0.0017 above L=1 on average
+    rows = []
+    for trial, end in enumerate(ends):
+        rows += curves(low(trial, end), trial=trial, snr=3.01, init="k-means++")
+        rows += curves(HIGH, trial=trial, snr=4.5, init="k-means++")
+        perturbed = {lab: [0.1, 0, 0, 0, 0.002 * trial] for lab in HIGH}
+        perturbed["no aggregation"] = [0.1, 0.05, 0.03, 0.02, 0.004 + 0.001 * trial]
+        rows += curves(perturbed, trial=trial, snr=4.5, init="perturbed")
+    out = fig1_claims(pd.DataFrame(rows), TARGETS)
+    same = next(c for c in out if c.key == "localkmeans.fig1.b_same_point")
+    assert same.test == "equivalent" and same.n_ours == len(ends)
+    assert "deciding L=4" in same.note and same.reproduced == pytest.approx(0.07 / 6 - 0.01)
+    assert same.status == "not shown"        # its interval reaches past the 1-point margin
+    well = next(c for c in out if c.key == "localkmeans.fig1.e_all_well")
+    # every L's final misclustering at most 1 %, one-sided over six trials: L=1's (and
+    # L=2's) 0.005 ± 0.0037 has its upper bound nearer 1 % than no aggregation's 0.0065 ±
+    # 0.0019
+    assert "deciding L=1" in well.note and well.status == "pass"
+    assert well.reproduced == pytest.approx(0.005)
+
+
 def test_a_missing_fig1_setting_gives_failing_rows_saying_so():
     only_low = fig1_table()[lambda t: t.snr == 3.01]
     claims_list = fig1_claims(only_low, TARGETS)

@@ -10,6 +10,7 @@ from fedclust.reproduction import (
     checked,
     claims_table,
     declare_profile,
+    definition_changes,
     expectation,
     gather_claims,
     load_targets,
@@ -153,6 +154,32 @@ def test_verdict_changes_in_either_direction_and_new_or_lost_rows():
                                                                             "status_expected"])
     with pytest.raises(ValueError, match="share a"):
         verdict_changes(pd.concat([now, now]), expected)
+
+
+def test_a_changed_test_or_paper_value_is_a_definition_change_that_survives_csv(tmp_path):
+    claims = claims_table([
+        Claim("p", "i", "q", reproduced=0.5, paper_value=0.4, paper_sd=0.1, n_paper=10,
+              tolerance=0.002, key="k.1"),
+        Claim("p", "j", "q", reproduced=0.5, paper_value=0.0, tolerance=0.01,
+              comparison="equivalent", key="k.2"),
+        Claim("p", "l", "q", reproduced=2.0, comparison="reported", key="k.3")])
+    path = tmp_path / "verdicts.csv"
+    expectation(claims).to_csv(path, index=False)
+    expected = pd.read_csv(path, keep_default_na=False, dtype=str)
+    assert definition_changes(claims, expected).empty      # read back: nothing moved
+    assert verdict_changes(claims, expected).empty
+    moved = claims_table([
+        Claim("p", "i", "q", reproduced=0.9, paper_value=0.4, paper_sd=0.1, n_paper=10,
+              tolerance=0.002, key="k.1"),           # our number moved: not a definition
+        Claim("p", "j", "q", reproduced=0.5, paper_value=0.0, tolerance=0.02,
+              comparison="equivalent", key="k.2"),   # the margin moved
+        Claim("p", "l", "q", reproduced=2.0, paper_value=1.0, comparison="at_least",
+              key="k.3")])                           # a reported row became a test
+    changed = definition_changes(moved, expected).set_index("key")
+    assert sorted(changed.index) == ["k.2", "k.3"]
+    assert changed.loc["k.2", ["tolerance_expected", "tolerance_now"]].tolist() == \
+        ["0.01", "0.02"]
+    assert changed.loc["k.3", "test_now"] == "at_least"
 
 
 def test_targets_file_loads_and_names_missing_keys(tmp_path):

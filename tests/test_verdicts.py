@@ -2,9 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
+from scipy import stats
 
-from fedclust.reproduction import Claim
+from fedclust import verdicts
+from fedclust.reproduction import Claim, deciding
 from fedclust.verdicts import (
     LEVEL,
     TESTS,
@@ -114,3 +117,36 @@ def test_methods_state_every_test_from_its_docstring():
         assert f"`{name}`" in text
         assert " ".join(func.__doc__.split()[:6]) in text
     assert f"{LEVEL:.0%}" in text
+
+
+def test_bootstrap_standard_error_of_a_mean_matches_its_formula():
+    rng = np.random.default_rng(3)
+    values = rng.normal(0.0, 2.0, size=(40, 1))
+    spread = verdicts.bootstrap(values, lambda v: float(v.mean()))
+    # the bootstrap's standard error of a mean is the plug-in sd / sqrt(n)
+    assert spread.se == pytest.approx(values.std() / math.sqrt(40), rel=0.08)
+    assert spread.n == 40 and math.isnan(spread.sd)
+    again = verdicts.bootstrap(values, lambda v: float(v.mean()))
+    assert again.se == spread.se           # a fixed seed: a rerun gives the same bytes
+    assert math.isnan(verdicts.bootstrap(values[:1], lambda v: float(v.mean())).se)
+
+
+def test_a_bootstrap_standard_error_decides_an_ordering():
+    # a ratio of means 0.9 whose bootstrap se over 10 runs is 0.02: shown below 1; with a se
+    # of 0.2 the same ratio is not shown
+    tight = verdicts.Spread(0.9, n=10, se=0.02)
+    loose = verdicts.Spread(0.9, n=10, se=0.2)
+    assert verdicts.at_most(tight, 1.0).verdict == "pass"
+    assert verdicts.at_most(loose, 1.0).verdict == "not shown"
+    assert verdicts.at_most(tight, 1.0).band == pytest.approx(stats.t.ppf(0.95, 9) * 0.02)
+
+
+def test_a_statement_about_every_setting_is_decided_by_its_weakest_setting():
+    def claim(reproduced, sd):
+        return Claim(paper="p", item="i", quantity="q", reproduced=reproduced,
+                     paper_value=1.0, comparison="at_most", ours_sd=sd, n_ours=10)
+    sure, unsure, over = claim(0.5, 0.1), claim(0.95, 0.2), claim(1.5, 0.1)
+    assert deciding([sure, unsure]) is unsure and unsure.status == "not shown"
+    assert deciding([sure, unsure, over]) is over and over.status == "fail"
+    nearer = claim(0.8, 0.1)
+    assert deciding([sure, nearer]) is nearer and nearer.status == "pass"

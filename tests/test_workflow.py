@@ -421,15 +421,33 @@ EXPECTED_VERDICTS = REPO / "tests" / "data" / "quick_verdicts.csv"
 
 
 @pytest.mark.reproduction
+def test_every_figure_of_the_quick_profile_reads_well(quick_run):
+    """No figure job logged a layout problem (overlapping tick labels or legend entries,
+    legend text under 8 pt, a legend over data: fedclust.plots._style.layout_problems)."""
+    work, _ = quick_run
+    logs = sorted((work / "results" / "logs").glob("*/figure_*.log"))
+    assert len(logs) >= 40
+    problems = [f"{log.relative_to(work)}: {line.split('layout problem: ', 1)[1]}"
+                for log in logs for line in log.read_text().splitlines()
+                if "layout problem: " in line]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.reproduction
 def test_every_quick_profile_verdict_is_the_committed_one(quick_run):
-    """A verdict that changes, in either direction, fails CI: the expectation changes only in
-    a commit that says why (``expectation(report).to_csv(EXPECTED_VERDICTS, index=False)``)."""
-    from fedclust.reproduction import VERDICTS, verdict_changes
+    """A verdict that changes, in either direction, fails CI, and so does a row's definition
+    (its test and the paper's side of it): the expectation changes only in a commit that says
+    why (``expectation(report).to_csv(EXPECTED_VERDICTS, index=False)``)."""
+    from fedclust.reproduction import VERDICTS, definition_changes, verdict_changes
 
     work, _ = quick_run
     report = pd.read_csv(work / "results" / "reproduction.csv")
     assert set(report.status) <= set(VERDICTS)
-    changes = verdict_changes(report, pd.read_csv(EXPECTED_VERDICTS, keep_default_na=False))
+    expected = pd.read_csv(EXPECTED_VERDICTS, keep_default_na=False, dtype=str)
+    moved = definition_changes(report, expected)
+    assert moved.empty, (f"{len(moved)} rows' tests differ from {EXPECTED_VERDICTS.name}:\n"
+                         + moved.to_string(max_colwidth=40))
+    changes = verdict_changes(report, expected)
     assert changes.empty, (
         f"{len(changes)} verdicts differ from {EXPECTED_VERDICTS.name} (expected -> now):\n"
         + changes.to_string(max_colwidth=60)

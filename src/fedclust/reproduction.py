@@ -43,13 +43,15 @@ from . import verdicts
 from .io import SKIPPED, atomic_path, write_table
 
 __all__ = ["Claim", "Target", "load_targets", "target", "target_keys", "checked",
+           "bootstrap_spread", "deciding",
            "claims_table", "gather_claims", "declare_profile", "name_stand_ins", "run_spread",
            "skipped_claims",
-           "write_reproduction", "expectation", "verdict_changes", "CLAIM_COLUMNS",
+           "write_reproduction", "expectation", "verdict_changes", "definition_changes",
+           "CLAIM_COLUMNS", "DEFINITION_COLUMNS",
            "COMPARISONS", "VERDICTS", "VERDICT_KEY"]
 
 CLAIM_COLUMNS = ("paper", "key", "where", "item", "quantity", "paper_value", "paper_high",
-                 "paper_sd", "n_paper", "reproduced", "ours_sd", "n_ours", "tolerance",
+                 "paper_sd", "n_paper", "reproduced", "ours_sd", "ours_se", "n_ours", "tolerance",
                  "comparison", "test", "statistic", "band", "margin", "within_band", "status",
                  "stand_in", "provenance", "note", "test_detail", "explanation")
 
@@ -58,6 +60,11 @@ VERDICTS = ("pass", "fail", "not shown", "not at this profile", "by construction
 
 #: The columns that name one row of the report across runs (the verdict expectation's key).
 VERDICT_KEY = ("key", "item", "quantity")
+
+#: The columns that define a row's test and the paper's side of it (not our numbers): a
+#: published report whose rows differ here from the code's is stale.
+DEFINITION_COLUMNS = ("comparison", "test", "paper_value", "paper_high", "paper_sd", "n_paper",
+                      "tolerance")
 
 #: How a reproduced number ``r`` is held against the paper's ``p`` (the report's check
 #: column) and the test of :mod:`fedclust.verdicts` that decides it.
@@ -95,10 +102,12 @@ class Claim:
     (a printed range ``paper_value``..``paper_high``, both ends) or ``"reported"`` (no printed
     number: listed, never judged). Each side's spread is its run-to-run standard deviation
     and run count: ``ours_sd``/``n_ours`` for ``reproduced`` (of paired differences where it
-    is one), ``paper_sd``/``n_paper`` for ``paper_value``; NaN where a side gives none
-    (the tests' stand-in rule then applies). ``statistic``, ``band`` and ``test_detail`` are
-    the test's; ``margin`` is how far inside the pass region the interval is (negative
-    outside, NaN when nothing was measured); ``within_band`` says whether the test passed.
+    is one; ``ours_se``, a bootstrap standard error over the ``n_ours`` runs, where
+    ``reproduced`` is not a mean over runs), ``paper_sd``/``n_paper`` for ``paper_value``;
+    NaN where a side gives none (the tests' stand-in rule then applies). ``statistic``,
+    ``band`` and ``test_detail`` are the test's; ``margin`` is how far inside the pass
+    region the interval is (negative outside, NaN when nothing was measured);
+    ``within_band`` says whether the test passed.
 
     ``key`` is the target's dotted path in ``paper_targets.yaml``; ``where`` is where the paper
     prints it. ``deviation`` (a reason: stand-in data, a value our copy cannot show) is kept
@@ -124,6 +133,7 @@ class Claim:
     deviation: str = ""
     by_construction: str = ""
     ours_sd: float = math.nan
+    ours_se: float = math.nan
     n_ours: float = math.nan
     paper_sd: float = math.nan
     n_paper: float = math.nan
@@ -145,7 +155,7 @@ class Claim:
             self.status = "reported"
             return
         ours = verdicts.Spread(_number(self.reproduced), _number(self.ours_sd),
-                               _number(self.n_ours), "our runs")
+                               _number(self.n_ours), "our runs", se=_number(self.ours_se))
         p, tol = _number(self.paper_value), _number(self.tolerance)
         tol = 0.0 if math.isnan(tol) else tol
         self.test = _TEST_OF[self.comparison]
@@ -183,6 +193,29 @@ def run_spread(values) -> dict:
     fields a row's test reads (:meth:`fedclust.verdicts.Spread.of`)."""
     spread = verdicts.Spread.of(values)
     return {"ours_sd": spread.sd, "n_ours": spread.n}
+
+
+def bootstrap_spread(values, statistic) -> dict:
+    """``ours_se`` and ``n_ours`` of a statistic of our runs that is not their mean
+    (:func:`fedclust.verdicts.bootstrap`; ``values`` one row per run, a run's settings in its
+    columns): the Claim fields a row's test reads."""
+    spread = verdicts.bootstrap(values, statistic)
+    return {"ours_se": spread.se, "n_ours": spread.n}
+
+
+def deciding(claims: list[Claim]) -> Claim:
+    """Of one statement's claims, one per setting ("at every k", "in all cases"), the one
+    that decides it (an intersection-union test): a failing one if any fails, else one not
+    shown, else the passing one nearest its band; the farthest outside (or nearest the edge)
+    within a verdict. The statement's verdict is that claim's."""
+    if not claims:
+        raise ValueError("no claim to decide on")
+    order = {"fail": 0, "not shown": 1}
+
+    def rank(claim):
+        margin = claim.margin if not math.isnan(claim.margin) else -math.inf
+        return (order.get(claim.status, 2), margin)
+    return min(claims, key=rank)
 
 
 def _as_targets(node, path: str = ""):
@@ -346,12 +379,43 @@ def declare_profile(claims: list[Claim], declared: dict[str, str]) -> list[Claim
     return claims
 
 
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Cells as they read back from CSV: a missing value as "", a number as ``repr`` of its
+    float (a whole count without ".0")."""
+    def text(x):
+        if x is None or (isinstance(x, float) and math.isnan(x)) or x == "":
+            return ""
+        if isinstance(x, (bool, str)):
+            return str(x)
+        try:
+            value = float(x)
+        except (TypeError, ValueError):
+            return str(x)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return frame.astype(object).map(text)
+
+
 def expectation(table: pd.DataFrame) -> pd.DataFrame:
-    """The verdict of every row (:data:`VERDICT_KEY` + ``status``), sorted: what
+    """The verdict and the definition of every row (:data:`VERDICT_KEY`, ``status`` and
+    :data:`DEFINITION_COLUMNS`: the test and the paper's side of it), sorted: what
     ``tests/data/quick_verdicts.csv`` holds for the quick profile."""
-    out = table[list(VERDICT_KEY) + ["status"]].astype(object)
-    out = out.where(out.notna(), "").astype(str)     # a missing key reads back from CSV as ""
+    columns = [*VERDICT_KEY, "status", *(c for c in DEFINITION_COLUMNS if c in table.columns)]
+    out = _as_text(table[columns])
     return out.sort_values(list(VERDICT_KEY), kind="stable").reset_index(drop=True)
+
+
+def definition_changes(table: pd.DataFrame, expected: pd.DataFrame) -> pd.DataFrame:
+    """Rows present in both whose definition (:data:`DEFINITION_COLUMNS` that both hold: the
+    test, the paper's value, range, spread, run count, tolerance) differs, the two sides'
+    values beside each other: what moved in a target or a test since ``expected``."""
+    key = list(VERDICT_KEY)
+    columns = [c for c in DEFINITION_COLUMNS if c in table.columns and c in expected.columns]
+    now, was = _as_text(table[key + columns]), _as_text(expected[key + columns])
+    merged = was.merge(now, on=key, how="inner", suffixes=("_expected", "_now"))
+    changed = pd.Series(False, index=merged.index)
+    for column in columns:
+        changed |= merged[f"{column}_expected"] != merged[f"{column}_now"]
+    return merged[changed].reset_index(drop=True)
 
 
 def verdict_changes(table: pd.DataFrame, expected: pd.DataFrame) -> pd.DataFrame:
@@ -386,10 +450,12 @@ def _check(row) -> str:
     return COMPARISONS[row.comparison]
 
 
-def _runs(sd, n) -> str:
-    """``n`` and ``± sd`` of one side ("" when neither is given)."""
+def _runs(sd, n, se=math.nan) -> str:
+    """``n`` and ``± sd`` of one side, or its bootstrap ``se`` ("" when none is given)."""
     n_text = "" if n is None or (isinstance(n, float) and math.isnan(n)) else f"{int(n)}"
-    sd_text = _fmt(sd)
+    sd_text, se_text = _fmt(sd), _fmt(se)
+    if se_text and not sd_text:
+        return f"{n_text} (se {se_text}, bootstrap)"
     return f"{n_text}" + (f" (±{sd_text})" if sd_text else "")
 
 
@@ -430,7 +496,8 @@ def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str =
         *verdicts.methods_text(),
         "",
         "Columns: *paper n (±sd)* and *ours n (±sd)* are each side's run count and "
-        "run-to-run standard deviation (blank: not given; the stand-in rule applies); "
+        "run-to-run standard deviation (blank: not given; the stand-in rule applies), or "
+        "*se ..., bootstrap*, the bootstrap standard error of a statistic that is not a mean; "
         "*statistic* is the tested estimate (ours - paper, or the estimate against its "
         "threshold) and *band* the half-width it was held to; *stand-in* names data or a "
         "setup that is not the paper's.",
@@ -445,7 +512,8 @@ def write_reproduction(table: pd.DataFrame, csv_path, md_path, *, profile: str =
         lines.append(f"| {_fmt(row.paper)} | {_fmt(row.where)} | {_fmt(row.item)} | "
                      f"{_fmt(row.quantity)} | {_check(row)} | {_fmt(row.paper_value)} | "
                      f"{_runs(row.paper_sd, row.n_paper)} | {_fmt(row.reproduced)} | "
-                     f"{_runs(row.ours_sd, row.n_ours)} | {_fmt(row.test)} | "
+                     f"{_runs(row.ours_sd, row.n_ours, getattr(row, 'ours_se', math.nan))} | "
+                     f"{_fmt(row.test)} | "
                      f"{_fmt(row.statistic)} | {_fmt(row.band)} | **{row.status}** | "
                      f"{_fmt(row.stand_in)} | {_fmt(row.note)} |")
     for verdict, heading in _HEADINGS.items():

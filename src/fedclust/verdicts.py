@@ -14,17 +14,21 @@ level), ``fail`` (its contrary is shown), ``not shown`` (the runs cannot resolve
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["LEVEL", "Spread", "Outcome", "same_value", "equivalent", "at_least", "at_most",
-           "in_range", "TESTS", "methods_text"]
+__all__ = ["LEVEL", "BOOTSTRAP_RESAMPLES", "Spread", "Outcome", "bootstrap", "same_value",
+           "equivalent", "at_least", "at_most", "in_range", "TESTS", "methods_text"]
 
 #: One confidence level for the whole report: two-sided tests at 1 - LEVEL, one-sided ones
 #: (orderings, each half of an equivalence) at the same 1 - LEVEL per side.
 LEVEL = 0.95
+
+#: Resamples of :func:`bootstrap` (a fixed seed: a rerun gives the same bytes).
+BOOTSTRAP_RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,16 @@ class Spread:
 
     ``sd`` and ``n`` are NaN where that side does not give them (a paper that prints one
     number, a single deterministic measure); ``source`` says where the spread comes from.
+    ``se``, where given, is the standard error of ``mean`` itself (a statistic that is not
+    a mean over runs, its error from :func:`bootstrap` over ``n`` runs); it replaces
+    ``sd / sqrt(n)``.
     """
 
     mean: float
     sd: float = math.nan
     n: float = math.nan
     source: str = ""
+    se: float = math.nan
 
     @classmethod
     def of(cls, values, source: str = "our runs") -> Spread:
@@ -53,7 +61,58 @@ class Spread:
 
     @property
     def has_spread(self) -> bool:
-        return not (math.isnan(self.sd) or math.isnan(self.n) or self.n < 1)
+        if math.isnan(self.n) or self.n < 1:
+            return False
+        return not (math.isnan(self.sd) and math.isnan(self.se))
+
+    @property
+    def standard_error(self) -> float:
+        """The standard error of the mean: ``se`` where given, else ``sd / sqrt(n)``."""
+        return self.se if not math.isnan(self.se) else self.sd / math.sqrt(self.n)
+
+    @property
+    def run_sd(self) -> float:
+        """The run-to-run standard deviation, or the one a bootstrap ``se`` implies
+        (``se · sqrt(n)``): what a side without spread borrows."""
+        return self.sd if not math.isnan(self.sd) else self.se * math.sqrt(self.n)
+
+
+def bootstrap(values, statistic, *, resamples: int = BOOTSTRAP_RESAMPLES,
+              seed: int = 0, source: str = "a bootstrap over our runs") -> Spread:
+    """A statistic of our runs that is not their mean (a ratio of means, a largest value
+    over a grid, a rank correlation, a spread across runs), with its bootstrap standard error.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_runs, n_columns)
+        One row per run (or trial); the columns are the settings the statistic reads, kept
+        together when a run is drawn (runs shared by the settings stay paired). NaN where a
+        run lacks a setting.
+    statistic : callable
+        Maps such an array to a float.
+    resamples, seed : int
+        Bootstrap resamples (runs drawn with replacement) and the seed that draws them.
+
+    Returns
+    -------
+    Spread
+        ``mean`` the statistic of ``values``, ``se`` the standard deviation of its resampled
+        values, ``n`` the run count.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v.reshape(len(v), -1)
+    n = len(v)
+    # a resample may miss every run of a setting (an empty mean): that replicate is dropped
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        estimate = float(statistic(v))
+        if n < 2 or math.isnan(estimate):
+            return Spread(estimate, math.nan, float(n), source)
+        draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+        replicates = np.array([statistic(v[rows]) for rows in draws], dtype=float)
+    replicates = replicates[np.isfinite(replicates)]
+    se = float(replicates.std(ddof=1)) if replicates.size > 1 else math.nan
+    return Spread(estimate, math.nan, float(n), source, se=se)
 
 
 @dataclass(frozen=True)
@@ -85,20 +144,20 @@ def _se_df(*sides: Spread) -> tuple[float, float, str]:
     if not given:
         return 0.0, math.inf, "no spread on any side: compared as exact"
     note = ""
-    filled = []
+    terms, dofs = [], []
     for side in sides:
         if side.has_spread:
-            filled.append((side.sd, side.n, side.n - 1))
+            terms.append(side.standard_error ** 2)
+            dofs.append(side.n - 1)
             continue
         donor = given[0]
         n = side.n if not math.isnan(side.n) and side.n >= 1 else donor.n
-        filled.append((donor.sd, n, donor.n - 1))
+        terms.append(donor.run_sd ** 2 / n)
+        dofs.append(donor.n - 1)
         note = (f"{side.source or 'a side'} gives no spread: the standard deviation of "
                 f"{donor.source or 'the other side'} stands in, with {int(n)} runs")
-    terms = [sd * sd / n for sd, n, _ in filled]
     se = math.sqrt(sum(terms))
-    denominator = sum(t * t / dof for t, (_, _, dof) in zip(terms, filled, strict=True)
-                      if dof > 0)
+    denominator = sum(t * t / dof for t, dof in zip(terms, dofs, strict=True) if dof > 0)
     df = (sum(terms) ** 2 / denominator) if denominator > 0 else math.inf
     return se, df, note
 
@@ -216,7 +275,14 @@ def methods_text() -> list[str]:
              "Verdicts: *pass* (the statement holds at the level), *fail* (its contrary is "
              "shown), *not shown* (the runs cannot resolve it), *by construction* (holds "
              "whatever the algorithm does: not a reproduction), *reported* (nothing printed to "
-             "compare). A row on stand-in data keeps its test's verdict and names the stand-in.",
+             "compare). A row on stand-in data keeps its test's verdict and names the stand-in. "
+             "A statistic that is not a mean over runs (a ratio of means, the largest value "
+             f"over a grid, a rank correlation, a spread across runs) takes the standard error "
+             f"of a bootstrap over our runs ({BOOTSTRAP_RESAMPLES:,} resamples, a run's "
+             "settings drawn together, a fixed seed) with the run count's degrees of freedom. "
+             "A statement about every setting (\"in all cases\", \"at every k\") is tested "
+             "at each and its row shows the setting that decides it (an intersection-union "
+             "test: it passes when every setting passes, fails when one fails).",
              ""]
     for name, func in TESTS.items():
         doc = " ".join((func.__doc__ or "").split())

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from ..reproduction import Claim, checked, run_spread, target
+from ..reproduction import Claim, bootstrap_spread, checked, deciding, run_spread, target
 
 __all__ = ["PAPER", "claims", "setup_stand_ins", "table1_claims", "fig1_claims",
            "separation_claims",
@@ -25,15 +26,53 @@ def _mean(runs: pd.DataFrame, metric: str) -> float:
     return float(runs.loc[runs["metric"] == metric, "value"].mean())
 
 
+def _by_run(runs: pd.DataFrame, metric: str, by) -> pd.DataFrame:
+    """``metric`` as one row per run and one column per setting ``by`` (NaN where a run
+    lacks a setting): what :func:`~fedclust.reproduction.bootstrap_spread` resamples."""
+    sel = runs[runs["metric"] == metric]
+    return sel.pivot_table(index="run", columns=list(by), values="value", aggfunc="mean")
+
+
 def _summary(runs: pd.DataFrame, metric: str, by) -> pd.DataFrame:
     sel = runs[runs["metric"] == metric]
     return sel.groupby(list(by))["value"].agg(["mean", "std", "count"]).fillna(0.0)
 
 
-def table1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
+def _authors_claims(spec, runs: pd.DataFrame, authors: pd.DataFrame | None) -> list[Claim]:
+    """A ``reported`` row per Table 1 row: the authors' public code (metastableB/kfed) on the
+    same runs' data (``benchmarks/kfed_authors_table1.py``), beside the paper's and ours, so
+    that a miss can be placed on the paper, the authors' code or ours."""
+    out = []
+    for row in spec["rows"]:
+        d, k = int(row["n_features"]), int(row["n_clusters"])
+        code = (authors[(authors["n_features"] == d) & (authors["n_clusters"] == k)
+                        & (authors["method"] == "authors")
+                        & (authors["metric"] == "accuracy")]["value"]
+                if authors is not None and not authors.empty else pd.Series(dtype=float))
+        ours = runs[(runs["metric"] == "accuracy") & (runs["n_features"] == d)
+                    & (runs["n_clusters"] == k)]["value"]
+        out.append(checked(
+            spec["authors_code"], paper=PAPER, item=f"Table 1, d={d}, k={k}",
+            quantity="accuracy of the authors' code (metastableB/kfed), mean over runs",
+            reproduced=float(code.mean()) if len(code) else math.nan, **run_spread(code),
+            note=(f"paper {float(row['value']):.4f} ± {float(row['std']):.4f} (10 runs); "
+                  f"authors' code {code.mean():.4f} ± {code.std(ddof=1):.4f} "
+                  f"({len(code)} runs, benchmarks/kfed_authors_table1.py); ours "
+                  f"{ours.mean():.4f} ± {ours.std(ddof=1):.4f} ({len(ours)} runs)"
+                  if len(code) > 1 and len(ours) > 1 else
+                  "the authors' code was not run (benchmarks/results/kfed_authors_table1.csv "
+                  "absent)" if not len(code) else
+                  f"authors' code {code.mean():.4f} ({len(code)} run)")))
+    return out
+
+
+def table1_claims(runs: pd.DataFrame, targets: dict,
+                  authors: pd.DataFrame | None = None) -> list[Claim]:
     """Table 1: every printed ``(d, k)`` row's mean accuracy against ours (the same-value test
     with the printed ± over the paper's 10 runs and our runs' spread, plus half the last
     printed digit), a NaN row for a row not run;
+    a ``reported`` row per printed row with the authors' code's mean (``authors``, the table
+    of ``benchmarks/kfed_authors_table1.py``, optional);
     and the caption's statement, accuracy higher "when k is relatively small compared to d",
     as the rank correlation of k/d and mean accuracy over the rows (negative in the paper's
     own table)."""
@@ -57,15 +96,25 @@ def table1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
             note=(f"{len(sel)} runs, ours ± {ours_std:.4f}, paper ± {row['std']:.4f}"
                   if len(sel) else "not run"),
             explanation="" if len(sel) else "this row of Table 1 was not run"))
+    claims += _authors_claims(spec, runs, authors)
     caption = spec["small_k_over_d"]
     printed = _rank_correlation({(int(r["n_features"]), int(r["n_clusters"])): float(r["value"])
                                  for r in spec["rows"]})
     ours = _rank_correlation(means) if len(means) == len(spec["rows"]) else math.nan
+    per_run = _by_run(runs, "accuracy", ["n_features", "n_clusters"])
+    ratios = [k / d for d, k in per_run.columns]
+
+    def correlation(values):
+        mean = np.nanmean(values, axis=0)
+        if len(mean) < 2 or np.nanmax(mean) == np.nanmin(mean):
+            return math.nan
+        return float(spearmanr(ratios, mean).statistic)
     spread = (max(means.values()) - min(means.values())) if means else math.nan
     claims.append(checked(
         caption, paper=PAPER, item="Table 1 caption, every row",
         quantity="rank correlation of k/d with mean accuracy",
         reproduced=ours,
+        **(bootstrap_spread(per_run.to_numpy(), correlation) if not math.isnan(ours) else {}),
         note=f"paper's own rows: {printed:+.3f}; ours: " + ", ".join(
             f"d={d}, k={k}: {m:.4f}" for (d, k), m in sorted(means.items())),
         explanation=("all rows end at the same mean accuracy (spread "
@@ -87,28 +136,44 @@ def _rank_correlation(means: dict) -> float:
 
 
 def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
-    """Figure 1, per ``(d, k)``: accuracy near 1 at some ``c`` far below 100 (the smallest
-    ``c`` whose mean accuracy reaches the target level), and the spread across runs shrinking
-    as ``c`` grows (mean std over the upper half of the ``c`` grid minus over the lower half)."""
+    """Figure 1, per ``(d, k)``: accuracy near 1 at some ``c`` far below 100 (the mean
+    accuracy at the largest ``c`` of the grid at or below the target's ``c_at_most``, tested
+    one-sided against the target level over the runs), and the spread across runs shrinking
+    as ``c`` grows (mean std over the upper half of the ``c`` grid minus over the lower half,
+    its standard error a bootstrap over the runs)."""
     spec = target(targets, "kfed", "fig1")
     summary = _summary(runs, "accuracy", ["n_features", "n_clusters", "separation"])
+    per_run = _by_run(runs, "accuracy", ["n_features", "n_clusters", "separation"])
+    near = spec["near_one"]
+    level, c_bound = float(near["value"]), float(near["c_at_most"])
     claims = []
     for (d, k), sub in summary.groupby(level=[0, 1]):
         sub = sub.droplevel([0, 1]).sort_index()
-        level = float(spec["near_one"]["accuracy"])
         good = sub.index[sub["mean"] >= level]
+        smallest = f"{float(good.min()):g}" if len(good) else "none"
+        below = sub.index[sub.index <= c_bound]
+        c = float(below.max()) if len(below) else math.nan
+        at_c = per_run[(d, k, c)].dropna() if (d, k, c) in per_run.columns \
+            else pd.Series(dtype=float)
         claims.append(checked(
-            spec["near_one"], paper=PAPER, item=f"Fig 1, d={d}, k={k}",
-            quantity=f"smallest c with mean accuracy >= {level:g}",
-            reproduced=float(good.min()) if len(good) else math.inf,
-            note=f"{int(sub['count'].min())} runs per c; accuracy at the smallest c "
-                 f"{sub['mean'].iloc[0]:.3f}"))
+            near, paper=PAPER, item=f"Fig 1, d={d}, k={k}",
+            quantity=f"mean accuracy at the largest c <= {c_bound:g} of the grid",
+            reproduced=float(at_c.mean()) if len(at_c) else math.nan, **run_spread(at_c),
+            note=f"c = {c:g}; {int(sub['count'].min())} runs per c; smallest c with mean "
+                 f"accuracy >= {level:g}: {smallest}; accuracy at the smallest c "
+                 f"{sub['mean'].iloc[0]:.3f}",
+            explanation="" if len(at_c) else f"no c at or below {c_bound:g} was run"))
         half = len(sub) // 2
         lower, upper = sub["std"].iloc[:half].mean(), sub["std"].iloc[half:].mean()
+        grid = per_run[[(d, k, sep) for sep in sub.index]].to_numpy()
+
+        def upper_minus_lower(values, half=half):
+            std = np.nanstd(values, axis=0, ddof=1)
+            return float(np.nanmean(std[half:]) - np.nanmean(std[:half]))
         claims.append(checked(
             spec["spread"], paper=PAPER, item=f"Fig 1, d={d}, k={k}",
             quantity="mean std of accuracy, upper half of the c grid minus lower half",
-            reproduced=float(upper - lower),
+            reproduced=float(upper - lower), **bootstrap_spread(grid, upper_minus_lower),
             note=f"lower c: {lower:.3f}, upper c: {upper:.3f}"))
     return claims
 
@@ -126,28 +191,39 @@ def separation_claims(summary: pd.DataFrame, targets: dict) -> list[Claim]:
                 quantity="share of pairs with c_rs < 1, the smallest over k",
                 reproduced=float(worst["share_below_one"]),
                 note=f"smallest at k={int(worst['n_clusters'])}; k grid "
-                     f"{sorted(int(v) for v in summary['n_clusters'])}"),
-        Claim(paper=PAPER, where=spec["below_one"]["where"], item=f"Fig 5 / B.2 ({where})",
+                     f"{sorted(int(v) for v in summary['n_clusters'])}; one oracle "
+                     "clustering per k, a measure of the data with no run-to-run spread: "
+                     "compared as exact"),
+        Claim(paper=PAPER, key=spec.key, where=spec["below_one"]["where"],
+              item=f"Fig 5 / B.2 ({where})",
               quantity="chosen k (largest share of pairs with c_rs > c0)",
               reproduced=float(chosen["n_clusters"]), comparison="reported",
               provenance=spec["provenance"]),
-        Claim(paper=PAPER, where=spec["below_one"]["where"], item=f"Fig 5 / B.2 ({where})",
+        Claim(paper=PAPER, key=spec.key, where=spec["below_one"]["where"],
+              item=f"Fig 5 / B.2 ({where})",
               quantity=f"share of pairs with c_rs > {chosen['threshold']:g} at the chosen k",
               reproduced=float(chosen["share_above"]), comparison="reported",
               provenance=spec["provenance"]),
     ]
 
 
+def _first_minus_last(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float(mean[0] - mean[-1])
+
+
 def fig2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
-    """Figure 2, per data set: the cost-gap ratio is below 1 at every plotted ``k'`` (the
-    largest mean ratio), and the advantage grows as ``k'`` decreases (mean ratio at the
-    smallest ``k'`` minus at the largest). At ``k' = 1`` every structured device holds one
-    oracle cluster, whose mean k-FED recovers exactly: the ratio is ~0 by construction, so
-    the growth is also checked from the smallest ``k' > 1``."""
+    """Figure 2, per data set: the cost-gap ratio is below 1 at every plotted ``k'`` (tested
+    at each over the runs; the row shows the ``k'`` that decides it), and the advantage grows
+    as ``k'`` decreases (mean ratio at the smallest ``k'`` minus at the largest, its standard
+    error a bootstrap over the runs). At ``k' = 1`` every structured device holds one oracle
+    cluster, whose mean k-FED recovers exactly: the ratio is ~0 by construction, so the
+    growth is also checked from the smallest ``k' > 1``."""
     spec = target(targets, "kfed", "fig2")
     claims = []
     for ds, sub in runs.groupby("dataset", sort=True):
         ratios = _summary(sub, "cost_gap_ratio", ["device_clusters"])["mean"].sort_index()
+        per_run = _by_run(sub, "cost_gap_ratio", ["device_clusters"])
         k = int(sub["n_clusters"].iloc[0])
         plotted = ratios[ratios.index < k]  # k' = k is no federation
         item = f"Fig 2, {ds}"
@@ -155,17 +231,26 @@ def fig2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                         .size().min()) if not plotted.empty else 0)
         listed = f"oracle k={k}; {runs_per} runs per k'; ratios " + ", ".join(
             f"k'={int(kp)}: {r:.3g}" for kp, r in plotted.items())
-        claims.append(checked(
+        at_each = [checked(
             spec["below_one"], paper=PAPER, item=item,
-            quantity="(phi - phi*) / (phi~ - phi*) (Eq. 1 costs), the largest over k' < k",
-            reproduced=float(plotted.max()) if not plotted.empty else math.nan, note=listed))
+            quantity="(phi - phi*) / (phi~ - phi*) (Eq. 1 costs), at every k' < k",
+            reproduced=float(r), **run_spread(per_run[kp]),
+            note=f"deciding k'={int(kp)}; {listed}") for kp, r in plotted.items()]
+        claims.append(deciding(at_each) if at_each else checked(
+            spec["below_one"], paper=PAPER, item=item,
+            quantity="(phi - phi*) / (phi~ - phi*) (Eq. 1 costs), at every k' < k",
+            reproduced=math.nan, note=listed, explanation="no k' < k was run"))
         one = plotted[plotted.index == 1]
         many = plotted[plotted.index > 1]
+
+        def first_minus_last(columns, per_run=per_run):
+            return bootstrap_spread(per_run[list(columns)].to_numpy(), _first_minus_last)
         if not one.empty and len(plotted) > 1:
             claims.append(checked(
                 spec["grows"], paper=PAPER, item=item,
                 quantity="ratio at k'=1 minus at the largest k'",
                 reproduced=float(one.iloc[0] - plotted.iloc[-1]),
+                **first_minus_last([one.index[0], plotted.index[-1]]),
                 by_construction="at k'=1 each structured device holds one oracle cluster, "
                                 "whose mean k-FED recovers exactly (ratio ~0 whatever the "
                                 "data)", note=listed))
@@ -173,6 +258,7 @@ def fig2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
             spec["grows"], paper=PAPER, item=item,
             quantity="ratio at the smallest k' > 1 minus at the largest",
             reproduced=float(many.iloc[0] - many.iloc[-1]) if len(many) > 1 else math.nan,
+            **(first_minus_last([many.index[0], many.index[-1]]) if len(many) > 1 else {}),
             note=listed,
             explanation="" if len(many) > 1 else "fewer than two k' > 1 below the oracle k "
                                                  "were run"))
@@ -181,14 +267,25 @@ def fig2_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
 
 def fig3_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     """Figure 3, per data set and ``k'``: k-FED's cost (Eq. 1) similar to naive distributed
-    k-means' (ratio of mean costs), with fewer bytes sent (ratio of mean bytes)."""
+    k-means' (ratio of mean costs), with fewer bytes sent (ratio of mean bytes); each ratio's
+    standard error a bootstrap over the runs (the two algorithms of one run share its
+    partition)."""
     spec = target(targets, "kfed", "fig3")
     claims = []
+
+    def ratio(values):
+        mean = np.nanmean(values, axis=0)
+        return float(mean[0] / mean[1])
+
     for (ds, kp), sub in runs.groupby(["dataset", "device_clusters"], sort=True):
         kfed = sub[sub["algorithm"] == "k-FED"]
         naive = sub[sub["algorithm"] == "distributed Lloyd"]
         k = int(sub["n_clusters"].iloc[0])
         item = f"Fig 3, {ds} (oracle k={k}, k'={int(kp)})"
+
+        def both(metric, sub=sub):
+            table = _by_run(sub, metric, ["algorithm"])
+            return table.reindex(columns=["k-FED", "distributed Lloyd"]).to_numpy()
         claims.append(checked(
             spec["similar_cost"], paper=PAPER, item=item,
             quantity="k-FED cost / naive distributed k-means cost (Eq. 1)",
@@ -196,13 +293,15 @@ def fig3_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                              "mean k-FED recovers exactly, so its cost is the oracle's "
                              "whatever the data" if int(kp) == 1 else ""),
             reproduced=_mean(kfed, "cost") / _mean(naive, "cost"),
+            **bootstrap_spread(both("cost"), ratio),
             note=f"rounds: k-FED {_mean(kfed, 'rounds'):.0f}, naive "
                  f"{_mean(naive, 'seeding_rounds'):.0f} seeding + "
                  f"{_mean(naive, 'lloyd_rounds'):.1f} Lloyd"))
         claims.append(checked(
             spec["less_communication"], paper=PAPER, item=item,
             quantity="bytes sent: k-FED / naive distributed k-means",
-            reproduced=_mean(kfed, "bytes") / _mean(naive, "bytes")))
+            reproduced=_mean(kfed, "bytes") / _mean(naive, "bytes"),
+            **bootstrap_spread(both("bytes"), ratio)))
     return claims
 
 
@@ -389,10 +488,12 @@ def setup_stand_ins(config: dict, targets: dict) -> list[tuple[str, str, str]]:
 
 
 def claims(tables: dict[str, pd.DataFrame], targets: dict) -> list[Claim]:
-    """Every k-FED claim from its tables: ``table1``, ``fig1``, ``separation/<dataset>``
+    """Every k-FED claim from its tables: ``table1`` (with ``authors_table1``, the authors'
+    code on Table 1's runs, where committed), ``fig1``, ``separation/<dataset>``
     (summaries), ``fig2``, ``fig3``, ``table2``, ``fig4`` with ``fig4_devices`` (each
     optional)."""
-    out = table1_claims(tables["table1"], targets) if "table1" in tables else []
+    out = (table1_claims(tables["table1"], targets, tables.get("authors_table1"))
+           if "table1" in tables else [])
     if "fig1" in tables:
         out += fig1_claims(tables["fig1"], targets)
     for name in sorted(t for t in tables if t.startswith("separation/")):

@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..reproduction import Claim, checked, run_spread, target
+from ..reproduction import Claim, bootstrap_spread, checked, deciding, run_spread, target
 
 __all__ = ["PAPER", "claims", "fig1_claims", "fig4_claims", "real_claims", "size_claims"]
 
@@ -212,29 +212,41 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                       why=(_paired(auc, half, "L=1")
                            + " (misclustering averaged over t = 1..T)") if not auc.empty
                       else gone))
-    gaps = {lab: abs(final[lab] - final["L=1"]) for lab in aggregating if "L=1" in final.index}
-    worst = max(gaps, key=gaps.get) if gaps else None
-    out.append(_check(spec["b_same_point"], paper=PAPER, item=item,
-                      quantity="final misclustering: largest gap of an aggregating L to L=1",
-                      reproduced=float(gaps[worst]) if gaps and len(gaps) > 1 else NAN,
-                      note=note,
-                      why=(f"the largest gap is {worst}'s; " + _paired(finals, worst, "L=1", stuck))
-                      if worst else gone))
+    # (b) "the same point": an equivalence at every aggregating L (paired by trial), the row
+    # the L that decides it (an intersection-union test)
+    same = [_check(spec["b_same_point"], paper=PAPER, item=item,
+                   quantity="final misclustering: an aggregating L minus L=1, at every L",
+                   reproduced=_value(final, lab) - _value(final, "L=1"),
+                   **{**_pair_fields(note, gone, finals, lab, "L=1", stuck),
+                      "note": f"deciding {lab}; {note}"})
+            for lab in aggregating if lab != "L=1" and "L=1" in final.index]
+    out.append(deciding(same) if same else _check(
+        spec["b_same_point"], paper=PAPER, item=item,
+        quantity="final misclustering: an aggregating L minus L=1, at every L",
+        reproduced=NAN, note=note, why=gone))
     period = int(half.split("=")[1]) if half != "L=?" else 0
     curve = _rows(lo, local_steps=half)
+    per_trial_gap = pd.Series(dtype=float)
     if period and not curve.empty:
-        drops = curve.sort_values("iteration").groupby("trial")["value"].diff().mul(-1)
+        curve = curve.sort_values(["trial", "iteration"])
+        drops = curve.groupby("trial")["value"].diff().mul(-1)
         later = curve["iteration"] > 0
         synced = curve["iteration"].astype(int) % period == 0
         at_sync, at_local = drops[synced & later].mean(), drops[~synced & later].mean()
         gap = float(at_sync - at_local)
+        # trial by trial, for the test's spread (the trial's own mean drops)
+        trial = curve["trial"]
+        per_trial_gap = (drops[synced & later].groupby(trial[synced & later]).mean()
+                         - drops[~synced & later].groupby(trial[~synced & later]).mean())
         drop_note = (f"{half}: mean drop {at_sync:.4f} at aggregations, {at_local:.4f} at "
-                     f"local steps")
+                     f"local steps; per trial {per_trial_gap.mean():+.4f} ± "
+                     f"{per_trial_gap.std(ddof=0):.4f} over {per_trial_gap.count()} trials")
     else:
         gap, drop_note = NAN, _missing(f"{HALF} curve at SNR {low:g}")
     out.append(_check(spec["c_drops"], paper=PAPER, item=item,
                       quantity=f"{HALF}: mean drop at aggregations minus at local steps",
-                      reproduced=gap, note=drop_note, why=drop_note))
+                      reproduced=gap, note=drop_note, why=drop_note,
+                      **run_spread(per_trial_gap)))
 
     # (d): the high SNR
     high = float(kpp["snr"].max()) if "snr" in kpp and not kpp.empty else NAN
@@ -271,11 +283,16 @@ def fig1_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     finals, stuck = _per_trial(per, "local_steps"), _stuck_marks(per, "local_steps")
     final = finals.mean() if not finals.empty else pd.Series(dtype=float)
     summary = _summary(finals, stuck, labels=sorted(final.index, key=_order))
-    out.append(_check(spec["e_all_well"], paper=PAPER, item="Fig 1, high SNR, perturbed init",
-                      quantity="final misclustering, the worst L (no aggregation included)",
-                      reproduced=float(final.max()) if len(final) else NAN,
-                      note=summary or _missing("perturbed-init runs at the high SNR"),
-                      why=summary or _missing("perturbed-init runs at the high SNR")))
+    missing = _missing("perturbed-init runs at the high SNR")
+    well = [_check(spec["e_all_well"], paper=PAPER, item="Fig 1, high SNR, perturbed init",
+                   quantity="final misclustering, at every L (no aggregation included)",
+                   reproduced=float(final[lab]), **run_spread(finals[lab]),
+                   note=f"deciding {lab}; {summary}", why=summary)
+            for lab in sorted(final.index, key=_order)]
+    out.append(deciding(well) if well else _check(
+        spec["e_all_well"], paper=PAPER, item="Fig 1, high SNR, perturbed init",
+        quantity="final misclustering, at every L (no aggregation included)",
+        reproduced=NAN, note=missing, why=missing))
     return out
 
 
@@ -311,9 +328,13 @@ def fig4_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     gone = _missing(f"{label} runs of the SNR sweep at two SNRs or more")
     note = _summary(finals, stuck, "SNR ") if two else gone
     lo_v, hi_v = (end.index[0], end.index[-1]) if two else (None, None)
+    starts = sub[sub["iteration"] == 0].pivot_table(index="trial", columns="snr",
+                                                    values="value") if two else None
     out.append(_check(spec["a_better_start"], paper=PAPER, item=item,
                       quantity="misclustering at t=0: highest SNR minus lowest",
                       reproduced=float(start.iloc[-1] - start.iloc[0]) if two else NAN,
+                      **(run_spread(starts[start.index[-1]] - starts[start.index[0]])
+                         if two else {}),
                       note=("at t=0: " + ", ".join(f"SNR {v:g} {s:.4f}"
                                                     for v, s in start.items())) if two else gone,
                       why=("at t=0: " + ", ".join(f"SNR {v:g} {s:.4f}" for v, s in start.items()))
@@ -416,6 +437,31 @@ def _stand_in(spec, ds: str, sub: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
+def _spread_of_means(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float(mean.max() - mean.min())
+
+
+def _absolute_ratio_minus_one(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float(abs(mean[0] / mean[1] - 1.0))
+
+
+def _ratio_minus_one(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float(mean[0] / mean[1] - 1.0)
+
+
+def _relative_drop(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float((mean[0] - mean[1]) / mean[0])
+
+
+def _first_minus_lowest_other(values) -> float:
+    mean = np.nanmean(values, axis=0)
+    return float(mean[0] - mean[1:].min())
+
+
 def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     """Figures 2-3 (Sec. 4.2), per data set: no aggregation has the highest misclustering;
     ``L`` has a minor influence (Postures, MNIST); on CIFAR-10 several local steps beat
@@ -431,13 +477,15 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
     runs = runs if runs is not None else pd.DataFrame()
     out = []
     objective = "global_objective"
-    finals_of, stand_ins = {}, {}
+    finals_of, stand_ins, l1_trials = {}, {}, {}
     for ds in _expected_datasets(spec, sizes):
         sub = runs[runs["dataset"] == ds] if "dataset" in runs else runs.iloc[0:0]
         finals, obj = _per_trial(sub, "local_steps"), _per_trial(sub, "local_steps", objective)
         final = finals.mean() if not finals.empty else pd.Series(dtype=float)
         ob = obj.mean() if not obj.empty else pd.Series(dtype=float)
         finals_of[ds] = final
+        if "L=1" in finals:
+            l1_trials[ds] = finals["L=1"]
         stand_ins[ds] = stand_in = _stand_in(spec, ds, sub)
         labels = sorted(final.index, key=_order)
         agg = _aggregating(labels)
@@ -469,6 +517,8 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                 spec["minor_influence"], **common,
                 quantity="final misclustering: spread over the aggregating L",
                 reproduced=spread, note=note,
+                **(bootstrap_spread(finals[agg].to_numpy(), _spread_of_means)
+                   if len(agg) > 1 else {}),
                 why=(f"{highest} ends highest, {lowest_l} lowest; "
                      + _paired(finals, highest, lowest_l)
                      + f"; the spread within a trial is {per_trial.mean():.4f} ± "
@@ -480,6 +530,8 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                 quantity="final objective (global model): no aggregation over L=1, minus 1, "
                          "absolute",
                 reproduced=abs(_value(ob, "no aggregation") / _value(ob, "L=1") - 1.0),
+                **(bootstrap_spread(obj[["no aggregation", "L=1"]].to_numpy(),
+                                    _absolute_ratio_minus_one) if ratio is not None else {}),
                 note=(f"objective over L=1's, trial by trial: {ratio.mean():+.4f} ± "
                       f"{ratio.std(ddof=0):.4f}") if ratio is not None else gone,
                 why=(f"no aggregation's objective is {ratio.mean():+.2%} of L=1's "
@@ -500,6 +552,8 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                                        "L > 1",
                               reproduced=(_value(ob, "L=1") - _value(ob, best_o))
                               / _value(ob, "L=1") if best_o else NAN,
+                              **(bootstrap_spread(obj[["L=1", best_o]].to_numpy(),
+                                                  _relative_drop) if best_o else {}),
                               note="relative to L=1's objective",
                               why=(f"L=1 minus {best_o} over L=1, trial by trial: "
                                    f"{rel.mean():+.4f} ± {rel.std(ddof=0):.4f}, positive in "
@@ -512,6 +566,9 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                                        "over the best aggregating L, minus 1",
                               reproduced=_value(ob, "no aggregation") / _value(ob, best_a) - 1.0
                               if best_a else NAN,
+                              **(bootstrap_spread(obj[["no aggregation", best_a]].to_numpy(),
+                                                  _ratio_minus_one)
+                                 if ratio is not None else {}),
                               note=f"best aggregating L: {best_a}" if best_a else gone,
                               why=(f"no aggregation over {best_a}, trial by trial: "
                                    f"{ratio.mean():+.4f} ± {ratio.std(ddof=0):.4f}")
@@ -526,7 +583,12 @@ def real_claims(runs: pd.DataFrame, targets: dict) -> list[Claim]:
                       quantity=f"final misclustering of L=1: {lowest} minus the lowest other "
                                f"data set",
                       reproduced=mine - min(others.values()) if others else NAN,
-                      note=f"final misclustering of L=1: {listing}",
+                      **(bootstrap_spread(
+                          pd.DataFrame({ds: l1_trials[ds] for ds in [lowest, *others]})
+                          .to_numpy(), _first_minus_lowest_other)
+                         if others and lowest in l1_trials else {}),
+                      note=f"final misclustering of L=1: {listing}; the data sets' trials "
+                           f"drawn together in the bootstrap",
                       deviation="; ".join(t for t in stand_ins.values() if t),
                       why=(f"L=1 ends at {listing}") if others and not math.isnan(mine)
                       else _missing(f"L=1 runs on {lowest} and on another data set")))

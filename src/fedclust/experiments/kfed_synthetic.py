@@ -28,7 +28,8 @@ from ..partitions import structured_partition
 from ..progress import progress
 from ..seeds import seed_for
 
-__all__ = ["device_clusters_for", "mixture_trial", "run_mixture_grid", "run_setting",
+__all__ = ["device_clusters_for", "mixture_federation", "mixture_run_seed",
+           "mixture_trial", "run_mixture_grid", "run_setting",
            "MIXTURE_ID_COLUMNS"]
 
 MIXTURE_ID_COLUMNS = ("experiment", "n_features", "n_clusters", "device_clusters",
@@ -43,6 +44,30 @@ def device_clusters_for(n_clusters: int, rule) -> int:
     if isinstance(rule, int) and not isinstance(rule, bool) and 1 <= rule <= n_clusters:
         return rule
     raise ValueError(f"device_clusters must be 'sqrt' or an int in [1, {n_clusters}]; got {rule!r}")
+
+
+def mixture_federation(*, n_features: int, n_clusters: int, device_clusters: int,
+                       devices_per_cluster: int, separation: float, samples_per_cluster: int,
+                       seed: int, inactive_to_active: float = 0.1):
+    """The mixture and the device of every sample of one run of :func:`mixture_trial`
+    (``seed`` the run's): what any implementation of k-FED is given in that run.
+
+    Returns
+    -------
+    mix : SeparatedMixture
+        The sample (``X``, planted ``labels``, ``groups``, ``centers``).
+    devices : ndarray of shape (n_samples,)
+        The structured partition.
+    """
+    mix = make_separated_mixture(n_clusters, n_features, separation,
+                                 samples_per_cluster=samples_per_cluster,
+                                 device_clusters=device_clusters,
+                                 devices_per_cluster=devices_per_cluster,
+                                 inactive_constant=inactive_to_active * separation,
+                                 random_state=seed_for(seed, "mixture"))
+    devices = structured_partition(mix.labels, device_clusters, devices_per_cluster,
+                                   random_state=seed_for(seed, "partition"), groups=mix.groups)
+    return mix, devices
 
 
 def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
@@ -61,14 +86,11 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
         ``separation_measured`` (closest active pair) and ``inactive_measured`` (closest
         inactive pair, in units of ``sqrt(m0) lambda``).
     """
-    mix = make_separated_mixture(n_clusters, n_features, separation,
-                                 samples_per_cluster=samples_per_cluster,
-                                 device_clusters=device_clusters,
-                                 devices_per_cluster=devices_per_cluster,
-                                 inactive_constant=inactive_to_active * separation,
-                                 random_state=seed_for(seed, "mixture"))
-    devices = structured_partition(mix.labels, device_clusters, devices_per_cluster,
-                                   random_state=seed_for(seed, "partition"), groups=mix.groups)
+    mix, devices = mixture_federation(
+        n_features=n_features, n_clusters=n_clusters, device_clusters=device_clusters,
+        devices_per_cluster=devices_per_cluster, separation=separation,
+        samples_per_cluster=samples_per_cluster, seed=seed,
+        inactive_to_active=inactive_to_active)
     model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
                  server_starts=server_starts,
                  random_state=seed_for(seed, "k-FED")).fit(mix.X, devices=devices)
@@ -84,6 +106,14 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
         "separation_measured": mix.separation,
         "inactive_measured": mix.inactive_separation,
     }
+
+
+def mixture_run_seed(base_seed: int, experiment: str, n_features: int, n_clusters: int,
+                     separation: float, run: int) -> int:
+    """The seed of run ``run`` of one ``(d, k, c)`` setting of ``experiment`` (``"table1"``
+    or ``"fig1"``): a setting's numbers do not depend on which other settings run."""
+    return seed_for(base_seed, "kfed", experiment, f"d={n_features}", f"k={n_clusters}",
+                    f"c={float(separation)}", f"run={run}")
 
 
 def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, device_clusters,
@@ -102,8 +132,7 @@ def run_mixture_grid(*, experiment: str, n_features: int, n_clusters: int, devic
     jobs = [(c, j) for c in separations for j in range(runs)]
     for c, j in progress(jobs, desc=f"{experiment} d={n_features} k={n_clusters}",
                          disable=not show_progress):
-        seed = seed_for(base_seed, "kfed", experiment, f"d={n_features}", f"k={n_clusters}",
-                        f"c={c}", f"run={j}")
+        seed = mixture_run_seed(base_seed, experiment, n_features, n_clusters, c, j)
         metrics = mixture_trial(n_features=n_features, n_clusters=n_clusters,
                                 device_clusters=k_prime, devices_per_cluster=devices_per_cluster,
                                 separation=c, samples_per_cluster=samples_per_cluster, seed=seed,

@@ -7,6 +7,8 @@ captions' text in ``workflow/report/captions/kfed/``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .data import raw_files
 from .declarations import (
     Figure,
@@ -171,6 +173,11 @@ def _fig4_datasets(config) -> list[str]:
     return list(config["kfed"]["fig4"]["datasets"])
 
 
+#: The authors' code on Table 1's runs (benchmarks/kfed_authors_table1.py, committed): its means
+#: stand beside the paper's and ours in a reported row per Table 1 row.
+AUTHORS_TABLE1 = "benchmarks/results/kfed_authors_table1.csv"
+
+
 def _claim_inputs(config) -> dict[str, str]:
     cfg = config["kfed"]
     inputs = {"table1": "results/kfed/table1.csv", "fig1": "results/kfed/fig1.csv"}
@@ -180,6 +187,8 @@ def _claim_inputs(config) -> dict[str, str]:
         if cfg[experiment]["datasets"]:
             inputs[experiment] = f"results/kfed/{experiment}.csv"
     inputs["table2"] = "results/kfed/table2.csv"
+    if Path(AUTHORS_TABLE1).exists():
+        inputs["authors_table1"] = AUTHORS_TABLE1
     if cfg["fig4"]["datasets"]:
         inputs["fig4"] = "results/kfed/fig4.csv"
         inputs["fig4_devices"] = "results/kfed/fig4_devices.csv"

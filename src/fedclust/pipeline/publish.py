@@ -16,6 +16,7 @@ repository (``docs/paper-profile/`` for the paper profile):
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -27,7 +28,13 @@ from ..reproduction import VERDICTS
 from .benchmarks import BENCHMARK_DIR, format_mb, read_benchmarks, render_summary, summarize
 
 __all__ = ["publish_report", "per_part_costs", "verdict_counts", "counts_line", "PNG_BUDGET",
-           "PART_TITLES", "report_keys", "report_coverage"]
+           "PART_TITLES", "report_keys", "report_coverage", "mark_stale", "stale_mark",
+           "FIRST_SCREEN"]
+
+#: Lines of a published README a reader sees first: the run's provenance and a stale mark.
+FIRST_SCREEN = 8
+
+_STALE = re.compile(r"^stale: (\d{4}-\d{2}-\d{2}): (\S.*)$")
 
 #: Bytes the published PNGs may take in all.
 PNG_BUDGET = 5_000_000
@@ -61,6 +68,30 @@ def report_coverage(report: pd.DataFrame, expected) -> tuple[list[str], list[str
     """
     keys, expected = report_keys(report), set(expected)
     return sorted(expected - keys), sorted(keys - expected)
+
+
+def stale_mark(readme: str) -> tuple[str, str] | None:
+    """``(date, reason)`` of a published README's stale mark (a line ``stale: YYYY-MM-DD:
+    reason`` among its first :data:`FIRST_SCREEN` lines), or ``None``."""
+    for line in readme.splitlines()[:FIRST_SCREEN]:
+        match = _STALE.match(line.strip())
+        if match:
+            return match.group(1), match.group(2)
+    return None
+
+
+def mark_stale(dest: Path, date: str, reason: str) -> None:
+    """Say on the first screen of the report published in ``dest`` that the code has moved
+    on since the run (``stale: date: reason``, replacing an earlier mark): until the profile
+    is run and published again, the tests read it instead of failing on the difference."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) or not reason.strip():
+        raise ValueError(f"a stale mark needs a date YYYY-MM-DD and a reason; got {date!r}, "
+                         f"{reason!r}")
+    readme = Path(dest) / "README.md"
+    lines = [line for line in readme.read_text().splitlines() if not _STALE.match(line)]
+    at = 1 if lines and lines[0].startswith("# ") else 0
+    lines[at:at] = ["", f"stale: {date}: {' '.join(reason.split())}"]
+    write_text("\n".join(lines).rstrip("\n") + "\n", readme)
 
 
 def verdict_counts(report: pd.DataFrame) -> dict[str, int]:

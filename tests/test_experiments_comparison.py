@@ -191,7 +191,7 @@ def test_figures_and_claims_are_drawn_from_the_table(structured):
     for fig in (plot_pareto(table, x="bytes"), plot_pareto(table, x="rounds"),
                 plot_dropout(table)):
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert len(labels) == 7 and "k-FED k'=2" in labels and "coreset erdos_renyi" in labels
+        assert len(labels) == 7 and "k-FED k'=2" in labels and "coreset Erdős–Rényi" in labels
         plt.close(fig)
     xs, ys = pareto_front(np.array([3.0, 1, 2, 4]), np.array([1.0, 3, 2, 0.5]))
     assert xs.tolist() == [1, 2, 3, 4] and ys.tolist() == [3, 2, 1, 0.5]

@@ -84,6 +84,25 @@ def test_captions_render_from_the_config_and_cite_only_produced_files(cfg):
     assert "c0 =" in registry.table_caption("kfed", "chosen_k", cfg)
 
 
+def test_every_caption_is_valid_restructuredtext(cfg):
+    """The report renders captions with docutils: any message it would print (an undefined
+    substitution such as a bare ``|x|``, a broken list) fails here, caption by caption."""
+    from docutils.core import publish_doctree
+    from docutils.utils import SystemMessage
+
+    captions = [(f"{paper} {name}", registry.figure_caption(paper, name, cfg))
+                for paper, names in registry.figure_names(cfg).items() for name in names]
+    captions += [(f"{key} {name}", registry.table_caption(key, name, cfg))
+                 for key, declared in registry.papers().items()
+                 for name in declared.table_captions]
+    for where, caption in captions:
+        try:
+            publish_doctree(caption, settings_overrides={
+                "report_level": 2, "halt_level": 2, "warning_stream": False})
+        except SystemMessage as error:
+            raise AssertionError(f"{where}: {error}") from None
+
+
 def test_every_caption_template_is_declared_or_imported_and_every_declared_one_exists():
     """workflow/report/captions/ holds the templates the figures and tables declare and the
     fragments (``_*.rst``) they import, nothing else."""

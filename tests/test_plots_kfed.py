@@ -86,7 +86,7 @@ def test_figure5_marks_the_chosen_k():
                             "devices_per_cluster": [1, 1], "share_above": [1.0, 2 / 3],
                             "chosen": [True, False]})
     fig = plot_separation_distribution(pairs, summary)
-    assert "chosen k = 2" in [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert "chosen k = 2" in [t.get_text() for t in fig.legends[0].get_texts()]
     # the threshold and the title come from the table
     assert fig.axes[0].get_lines()[-1].get_ydata()[0] == 0.5
     assert fig._suptitle.get_text().startswith("Separation of Toy data")

@@ -14,7 +14,8 @@ from importlib import import_module
 __all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "algorithm_rank", "DatasetSpec",
            "DATASETS", "SYNTHETIC", "MIXTURE", "title_of", "dataset_names",
            "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS",
-           "CORESET_GRAPHS", "FEDKMEANS_VARIED_TITLES", "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
+           "CORESET_GRAPHS", "CORESET_GRAPH_TITLES", "FEDKMEANS_VARIED_TITLES",
+           "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
 
 
 def resolve(dotted: str) -> Callable:
@@ -130,6 +131,9 @@ def dataset_names(*, embedding: bool | None = None, natural: bool | None = None)
 #: Distributed coresets: the paper's three communication graphs (Sec. 5), as config and file
 #: names.
 CORESET_GRAPHS = ("erdos_renyi", "grid", "preferential_attachment")
+#: Distributed coresets: how figures and legends name those graphs (and the star).
+CORESET_GRAPH_TITLES = {"erdos_renyi": "Erdős–Rényi", "grid": "grid",
+                        "preferential_attachment": "preferential attachment", "star": "star"}
 #: Federated k-means: how captions and axes name the hyper-parameters (the paper's symbols).
 FEDKMEANS_VARIED_TITLES = {"sample_fraction": "client fraction C",
                            "local_epochs": "local epochs E",

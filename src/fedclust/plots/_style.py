@@ -20,7 +20,11 @@ from matplotlib.ticker import (  # noqa: E402
 
 from ..io import atomic_path  # noqa: E402
 
-__all__ = ["new_figure", "save_figure", "dataset_title", "integer_ticks", "plt"]
+__all__ = ["new_figure", "save_figure", "dataset_title", "integer_ticks", "layout_problems",
+           "panel_legend", "figure_legend", "plt", "MIN_LEGEND_POINTS"]
+
+#: The smallest legend text a figure may use (points): smaller does not read in print.
+MIN_LEGEND_POINTS = 8.0
 
 _RC = {
     "figure.dpi": 110,
@@ -80,6 +84,30 @@ def log_ticks(axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def panel_legend(ax, **options):
+    """The panel's legend right of its data, outside the axes (constrained layout makes room),
+    in the house legend size: it never covers a curve."""
+    return ax.legend(**{"loc": "upper left", "bbox_to_anchor": (1.02, 1.0),
+                        "borderaxespad": 0.0, "frameon": False,
+                        "fontsize": MIN_LEGEND_POINTS, **options})
+
+
+def figure_legend(fig, axes, *, ncols: int = 5, **options):
+    """One legend for every panel of ``fig`` below them, each label once (in the order the
+    panels first draw it), in the house legend size; ``None`` when nothing is labelled."""
+    handles, labels = {}, []
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    if not labels:
+        return None
+    return fig.legend([handles[label] for label in labels], labels,
+                      **{"loc": "outside lower center", "ncols": min(ncols, len(labels)),
+                         "frameon": False, "fontsize": MIN_LEGEND_POINTS, **options})
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: float = 2.7):
     """A figure of ``nrows x ncols`` panels, each ``width x height`` inches, in the house style."""
     with plt.rc_context(_RC):
@@ -92,6 +120,94 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.4, height: fl
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
     return fig, axes
+
+
+def _visible_tick_labels(axis, renderer) -> list:
+    """The bounding boxes of the tick labels ``axis`` draws (inside its view, with text)."""
+    low, high = sorted(axis.get_view_interval())
+    span = (high - low) * 1e-9
+    boxes = []
+    for locs, ticks in ((axis.get_majorticklocs(), axis.get_major_ticks()),
+                        (axis.get_minorticklocs(), axis.get_minor_ticks())):
+        for loc, tick in zip(locs, ticks, strict=False):
+            label = tick.label1
+            if low - span <= loc <= high + span and label.get_visible() and label.get_text():
+                boxes.append((label.get_text(), label.get_window_extent(renderer)))
+    return boxes
+
+
+def _overlap(a, b, slack: float = 1.0) -> bool:
+    """Two display boxes share more than ``slack`` pixels each way."""
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > slack
+            and min(a.y1, b.y1) - max(a.y0, b.y0) > slack)
+
+
+def _data_points(ax) -> np.ndarray:
+    """Display coordinates of every drawn point of ``ax``: its lines' vertices and the
+    midpoints between them, and its markers' centres."""
+    points = []
+    for line in ax.lines:
+        if not line.get_visible():
+            continue
+        xy = np.asarray(line.get_xydata(), dtype=float)
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) > 1:
+            xy = np.vstack([xy, (xy[1:] + xy[:-1]) / 2])
+        if len(xy):
+            points.append(line.get_transform().transform(xy))
+    for collection in ax.collections:
+        offsets = np.asarray(collection.get_offsets(), dtype=float)
+        if collection.get_visible() and offsets.ndim == 2 and len(offsets) > 1:
+            points.append(collection.get_offset_transform().transform(offsets))
+    return np.vstack(points) if points else np.empty((0, 2))
+
+
+def layout_problems(fig) -> list[str]:
+    """What does not read in a drawn figure, one line each: tick labels or panel titles that
+    overlap, legend text under :data:`MIN_LEGEND_POINTS` or whose entries overlap, a legend
+    drawn over data points (its own panel's, or any panel's for a figure legend). Empty when
+    it reads well."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        panel = ax.get_title() or f"panel {i + 1}"
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            boxes = _visible_tick_labels(axis, renderer)
+            for (ta, a), (tb, b) in zip(boxes, boxes[1:], strict=False):
+                if _overlap(a, b):
+                    problems.append(f"{panel}: {name} tick labels {ta!r} and {tb!r} overlap")
+    titles = [(t.get_text(), t.get_window_extent(renderer)) for ax in fig.axes
+              for t in (ax.title, ax._left_title, ax._right_title)  # noqa: SLF001
+              if t.get_visible() and t.get_text()]
+    for j, (ta, a) in enumerate(titles):
+        for tb, b in titles[j + 1:]:
+            if _overlap(a, b, slack=0.0):
+                problems.append(f"titles {ta!r} and {tb!r} overlap")
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes if ax.get_legend() is not None]
+    legends += [(legend, list(fig.axes)) for legend in fig.legends]
+    for legend, under in legends:
+        if not legend.get_visible():
+            continue
+        texts = [t for t in legend.get_texts() if t.get_text()]
+        small = [t.get_text() for t in texts if t.get_fontsize() < MIN_LEGEND_POINTS - 1e-9]
+        if small:
+            problems.append(f"legend text under {MIN_LEGEND_POINTS:g} pt: {small[0]!r}"
+                            f" ({texts[0].get_fontsize():g} pt)")
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+        for j, (ta, a) in enumerate(boxes):
+            for tb, b in boxes[j + 1:]:
+                if _overlap(a, b):
+                    problems.append(f"legend entries {ta!r} and {tb!r} overlap")
+        box = legend.get_window_extent(renderer)
+        for ax in under:
+            points = _data_points(ax)
+            inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1)
+                      & (points[:, 1] > box.y0) & (points[:, 1] < box.y1))
+            if inside.any():
+                panel = ax.get_title() or f"panel {fig.axes.index(ax) + 1}"
+                problems.append(f"{panel}: the legend covers {int(inside.sum())} data points")
+    return problems
 
 
 #: Metadata that would make two saves of one figure differ, per format: a PDF's creation

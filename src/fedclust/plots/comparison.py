@@ -10,7 +10,7 @@ import pandas as pd
 from ..experiments.comparison import PARTITIONS
 from ..summaries.comparison import comparison_stats, label_of
 from ..vocabulary import algorithm_rank
-from ._style import dataset_title, new_figure
+from ._style import dataset_title, figure_legend, new_figure
 
 __all__ = ["pareto_front", "plot_pareto", "plot_dropout", "plot_heterogeneity"]
 
@@ -21,10 +21,24 @@ def _in_order(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def _markers(stats: pd.DataFrame) -> dict:
-    """Marker of every algorithm family in ``stats`` (the colour tells the variants apart); a
-    family beyond the sixth reuses a marker (its colour still differs)."""
-    return dict(zip(dict.fromkeys(_in_order(stats)["algorithm"]), itertools.cycle("*osDv^"),
-                    strict=False))
+    """Marker style of every label in ``stats``: one shape per algorithm family (a family
+    beyond the sixth reuses one; its colour still differs), its first variant filled and each
+    further variant hollow in a shape of its own, so that two variants at one point (the
+    coreset over a star and over a graph, at equal rounds) both show."""
+    families = dict(zip(dict.fromkeys(_in_order(stats)["algorithm"]),
+                        itertools.cycle("*osDv^"), strict=False))
+    others = itertools.cycle("<>PXhd")
+    styles, seen = {}, set()
+    for row in _in_order(stats).itertuples():
+        label = label_of(row)
+        if label in styles:
+            continue
+        if row.algorithm in seen:
+            styles[label] = {"marker": next(others), "markerfacecolor": "none"}
+        else:
+            styles[label] = {"marker": families[row.algorithm]}
+            seen.add(row.algorithm)
+    return styles
 
 
 def _colours(stats: pd.DataFrame) -> dict:
@@ -68,7 +82,7 @@ def _panels(table: pd.DataFrame, stats: pd.DataFrame, draw, xlabel: str):
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel("cost / centralized cost")
-    _legend(fig, axes)
+    figure_legend(fig, axes)
     return fig
 
 
@@ -83,7 +97,7 @@ def plot_pareto(table: pd.DataFrame, *, x: str = "bytes"):
         bars = _run_range(cell)
         for i, row in enumerate(cell.itertuples()):
             ax.errorbar(getattr(row, x), row.cost_ratio, yerr=bars[:, [i]],
-                        marker=markers[row.algorithm], color=colours[label_of(row)],
+                        **markers[label_of(row)], color=colours[label_of(row)],
                         linestyle="none", markersize=7, label=label_of(row))
         fx, fy = pareto_front(cell[x], cell["cost_ratio"])
         ax.step(fx, fy, where="post", color="0.6", linewidth=1, zorder=0)
@@ -108,17 +122,6 @@ def _log_if_wide(ax, stats: pd.DataFrame) -> None:
         ax.set_yscale("log")
 
 
-def _legend(fig, axes) -> None:
-    handles, labels = {}, []
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            if label not in handles:
-                handles[label] = handle
-                labels.append(label)
-    fig.legend([handles[label] for label in labels], labels, loc="outside lower center",
-               ncols=min(5, len(labels)), fontsize=7)
-
-
 def plot_dropout(table: pd.DataFrame):
     """Cost over the centralized cost against the fraction of devices dropped out, one line
     per algorithm; one panel per (data set, partition)."""
@@ -130,11 +133,11 @@ def plot_dropout(table: pd.DataFrame):
 
 
 def _lines(ax, cell, x, colours, markers) -> None:
-    for (algorithm, _), line in cell.groupby(["algorithm", "variant"], sort=False):
+    for _, line in cell.groupby(["algorithm", "variant"], sort=False):
         line = line.sort_values(x)
         label = label_of(line.iloc[0])
         ax.errorbar(line[x], line["cost_ratio"], yerr=_run_range(line),
-                    marker=markers[algorithm], color=colours[label], label=label,
+                    **markers[label], color=colours[label], label=label,
                     markersize=5, capsize=2)
 
 
@@ -152,5 +155,5 @@ def plot_heterogeneity(table: pd.DataFrame):
         ax.set_title(dataset_title(table, ds), fontsize=8)
         ax.set_xlabel("fraction of rows moved to random devices\n(0: natural, 1: IID)")
     axes[0, 0].set_ylabel("cost / centralized cost")
-    _legend(fig, axes)
+    figure_legend(fig, axes)
     return fig

@@ -3,15 +3,17 @@ its results tables (``fedclust.experiments.coreset.setting_runs``)."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from ..summaries.coreset import curve_stats, wide_runs
-from ._style import dataset_title, log_ticks, new_figure
+from ..vocabulary import CORESET_GRAPH_TITLES, CORESET_GRAPHS
+from ._style import dataset_title, figure_legend, log_ticks, new_figure
 
 __all__ = ["plot_cost_vs_communication", "plot_diameter"]
 
-_GRAPH_TITLES = {"erdos_renyi": "Erdős–Rényi", "grid": "grid",
-                 "preferential_attachment": "preferential attachment"}
+_GRAPH_TITLES = {g: CORESET_GRAPH_TITLES[g] for g in CORESET_GRAPHS}
 _PARTITION_ORDER = ("uniform", "similarity", "weighted", "degree")
 _STYLE = {"distributed": {"color": "C0", "marker": "o"},
           "combine": {"color": "C1", "marker": "s"},
@@ -57,12 +59,14 @@ def plot_cost_vs_communication(*tables: pd.DataFrame, network: str = "graph",
             ax.set_xscale("log")
             log_ticks(ax.xaxis)
             where = "spanning tree of " if network == "tree" else ""
-            ax.set_title(f"{where}{_GRAPH_TITLES.get(graph, graph)}, {partition}", fontsize=9)
+            # a long graph name on a line of its own: the panels' titles never meet
+            ax.set_title(textwrap.fill(f"{where}{_GRAPH_TITLES.get(graph, graph)}, {partition}",
+                                       34), fontsize=9)
             if i == len(graphs) - 1:
                 ax.set_xlabel(_X_LABELS.get(x, x))
             if j == 0:
                 ax.set_ylabel("cost / cost of Lloyd\non the global data")
-    axes[0, 0].legend(loc="best")
+    figure_legend(fig, axes)
     first = runs.iloc[0]
     objective = "k-median" if first["objective"] == "kmedian" else "k-means"
     fig.suptitle(f"{dataset_title(runs, first['dataset'])}: {objective}, "
@@ -97,7 +101,7 @@ def plot_diameter(*tables: pd.DataFrame):
     axes[0, 1].set_yscale("log")
     for ax in axes[0]:
         ax.set_xlabel("grid diameter (2 (side - 1))")
-    axes[0, 0].legend(loc="best")
+    figure_legend(fig, axes, ncols=2)
     first = runs.iloc[0]
     fig.suptitle(f"{dataset_title(runs, first['dataset'])}: square grids, "
                  f"{first['partition']} partition, {runs['run'].nunique()} runs")

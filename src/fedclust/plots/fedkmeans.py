@@ -16,7 +16,7 @@ from ..vocabulary import ALGORITHM_TITLES
 from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
 from ..vocabulary import FEDKMEANS_SYMBOLS as SYMBOLS
 from ..vocabulary import FEDKMEANS_VARIED_TITLES as VARIED_TITLES
-from ._style import integer_ticks, new_figure
+from ._style import integer_ticks, new_figure, panel_legend
 
 __all__ = ["plot_sweep", "plot_progress", "plot_real"]
 
@@ -44,7 +44,7 @@ def plot_sweep(table: pd.DataFrame):
         ax.set_xticks(range(len(settings)), settings)
         ax.set_xlabel(VARIED_TITLES[table["varied"].iloc[0]])
         ax.set_ylabel(label)
-    axes[0, 0].legend(loc="best")
+    panel_legend(axes[0, -1])
     seeds = table["seed"].nunique()
     varied = table["varied"].iloc[0]
     first = table[table["setting"] != CENTRAL].iloc[0]
@@ -73,7 +73,7 @@ def plot_progress(table: pd.DataFrame):
     ax.set_xlabel("round")
     ax.set_ylabel("centroid")
     integer_ticks(ax.xaxis)
-    ax.legend(loc="best", ncols=2, fontsize=7)
+    panel_legend(ax)
     fig.suptitle(f"Federated k-means, {table['progress'].iloc[0]}: centroids by round")
     return fig
 
@@ -101,7 +101,7 @@ def plot_real(table: pd.DataFrame):
     ax.set_xscale("log")
     ax.set_xlabel("floats sent")
     ax.set_ylabel("cost / cost of k-means on the pooled data")
-    ax.legend(loc="best")
+    panel_legend(ax)
     first = table.iloc[0]
     title = first["data_title"] if "data_title" in table.columns else first["dataset"]
     fig.suptitle(f"{title}: k = {int(first['n_clusters'])}, natural clients, "

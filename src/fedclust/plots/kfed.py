@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import dataset_title, new_figure
+from ._style import dataset_title, figure_legend, new_figure, panel_legend
 
 __all__ = [
     "summarize_runs",
@@ -121,7 +121,6 @@ def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
     ax.axhline(threshold, color="C3", lw=1, ls="--", label=f"$c_0$ = {threshold:g}")
     ax.set_xlabel("k (oracle clusters)")
     ax.set_ylabel("$c_{rs}$ over pairs of oracle clusters")
-    ax.legend(frameon=False, loc="upper right")
     ax = axes[0, 1]
     summary = summary.sort_values("n_clusters")
     ax.plot(summary["n_clusters"], summary["share_above"], marker="o", ms=3)
@@ -131,7 +130,7 @@ def plot_separation_distribution(pairs: pd.DataFrame, summary: pd.DataFrame, *,
     ax.set_xlabel("k (oracle clusters)")
     ax.set_ylabel(f"share of pairs with $c_{{rs}} > {threshold:g}$")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(frameon=False, loc="lower left")
+    figure_legend(fig, axes)
     first = summary.iloc[0]
     fig.suptitle(title or f"Separation of {dataset_title(summary, first['dataset'])} under its "
                           f"oracle "
@@ -254,9 +253,9 @@ def plot_kfed_vs_distributed_lloyd(runs: pd.DataFrame):
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
         axes[0, col].set_ylabel(r"k-means cost (Eq. 1) / $\phi^*$")
         axes[0, col].set_title(f"{dataset_title(sub, ds)} (oracle k = {_oracle_k(sub, ds)})")
-        axes[0, col].legend(frameon=False, fontsize=6)
         axes[1, col].set_yscale("log")
         axes[1, col].set_ylabel("bytes sent (up + down)\nlabels: rounds")
+    figure_legend(fig, axes[0])
     return fig
 
 
@@ -274,7 +273,7 @@ def plot_participation(runs: pd.DataFrame):
     axes[0, 1].set_ylabel(r"k-means cost / $\phi^*$")
     for ax in axes[0]:
         ax.set_xlabel("fraction of devices participating")
-        ax.legend(frameon=False, fontsize=7)
+    figure_legend(fig, axes)
     fig.suptitle("k-FED with device failures (failed devices clustered afterwards, Thm 3.2)")
     return fig
 
@@ -296,7 +295,7 @@ def plot_new_devices(runs: pd.DataFrame):
         axes[0, col].set_ylabel("accuracy on late devices")
         axes[1, col].set_ylabel(r"cost on late devices / $\phi^*$ there")
         axes[1, col].set_xlabel("fraction of devices joining after the fit")
-        axes[0, col].legend(frameon=False, fontsize=7)
+    figure_legend(fig, axes)
     return fig
 
 
@@ -313,7 +312,7 @@ def plot_heterogeneity(runs: pd.DataFrame):
     axes[0, 1].set_ylabel("oracle clusters per device\n(holding > 5% of its rows)")
     for ax in axes[0]:
         ax.set_xlabel("fraction of rows moved to random devices")
-        ax.legend(frameon=False, fontsize=7)
+    figure_legend(fig, axes)
     fig.suptitle("k-FED from the natural partition towards IID")
     return fig
 
@@ -322,11 +321,17 @@ _METHODS = {"global": ("0.45", "Global (FedAvg)"), "ifca": ("tab:orange", "IFCA"
             "kfed": ("tab:blue", "k-FED + FedAvg")}
 _STRATEGIES = {"random": ("0.45", "random"), "powd": ("tab:orange", "pow-d"),
                "kfed_powd": ("tab:blue", "k-FED + pow-d")}
+#: Line styles by label: curves that coincide (IFCA on k-FED in Table 2) stay visible, the
+#: dashed one drawn over the solid one.
+_LINESTYLES = {"IFCA": (0, (4, 2)), "pow-d": (0, (4, 2)), "Global (FedAvg)": ":",
+               "random": ":"}
 
 
 def _curve(ax, table: pd.DataFrame, metric: str, color, label) -> None:
     stats = summarize_runs(table, metric, ["round"])
-    ax.plot(stats["round"], stats["mean"], color=color, lw=1.3, label=label)
+    dashed = label in _LINESTYLES
+    ax.plot(stats["round"], stats["mean"], color=color, lw=1.3, label=label,
+            ls=_LINESTYLES.get(label, "-"), zorder=3 if dashed else 2)
     ax.fill_between(stats["round"], stats["mean"] - stats["std"], stats["mean"] + stats["std"],
                     color=color, alpha=0.2, lw=0)
 
@@ -368,7 +373,7 @@ def plot_table2(table: pd.DataFrame):
             if notes:
                 ax.text(0.97, 0.05, "\n".join(notes), transform=ax.transAxes, ha="right",
                         va="bottom", fontsize=7)
-    axes[0, 0].legend(loc="center right", fontsize=7)
+    figure_legend(fig, axes)
     fig.suptitle(f"k-FED Table 2, rotated MNIST: {table['run'].nunique()} run(s)")
     return fig
 
@@ -397,8 +402,8 @@ def plot_client_selection(*tables: pd.DataFrame):
         ax.set_ylabel(what)
     axes[0, 2].set_xlabel("final test accuracy of a device")
     axes[0, 2].set_ylabel("density")
-    axes[0, 0].legend(loc="lower right", fontsize=7)
-    axes[0, 2].legend(loc="upper left", fontsize=6)
+    figure_legend(fig, axes[0, :2])
+    panel_legend(axes[0, 2], loc="upper center", bbox_to_anchor=(0.5, -0.3))
     dataset = history["dataset"].iloc[0]
     fig.suptitle(f"k-FED Fig 4, {dataset}: client selection, {history['run'].nunique()} runs")
     return fig

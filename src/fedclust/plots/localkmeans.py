@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
-from ._style import dataset_title, integer_ticks, new_figure, plt
+from ._style import (
+    dataset_title,
+    figure_legend,
+    integer_ticks,
+    new_figure,
+    panel_legend,
+    plt,
+)
 
 __all__ = ["order_local_steps", "normalized_objective", "plot_trajectories",
            "plot_final_sweeps"]
@@ -93,7 +102,7 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
             name = dataset_title(sub, cv) if cols == "dataset" else cv
             head = f"{name}" if rows is None else f"{rows} = {rv}, {name}"
             trials = sub["trial"].nunique()
-            ax.set_title(f"{head} ({trials} trials)", fontsize=8)
+            ax.set_title(textwrap.fill(f"{head} ({trials} trials)", 40), fontsize=8)
             integer_ticks(ax.xaxis)
             if log:
                 ax.set_yscale("log")
@@ -101,7 +110,7 @@ def plot_trajectories(runs: pd.DataFrame, *, metric: str = "misclustering", rows
                 ax.set_xlabel("iteration t")
             if j == 0:
                 ax.set_ylabel(ylabel or metric)
-    axes[0, -1].legend(frameon=False, fontsize=7)
+    panel_legend(axes[0, -1])
     if title:
         fig.suptitle(title)
     return fig
@@ -121,6 +130,12 @@ def _sweep_label(sub: pd.DataFrame, sweep: str) -> str:
     return {"snr": "SNR r", "n_clusters": "K", "n_machines": "M"}.get(sweep, sweep)
 
 
+def _holds_separation(sub: pd.DataFrame) -> bool:
+    """A K sweep holds the clusters' separation Δ/σ (not the SNR r) across its K."""
+    return "separation" in sub and sub["separation"].round(6).nunique() == 1 and not (
+        "snr" in sub and sub["snr"].round(6).nunique() == 1)
+
+
 def _curve_steps(labels) -> str:
     """The ``L`` whose curves Figure 4 draws: L=3 (the paper's), else the smallest ``L > 1``."""
     ordered = [lab for lab in order_local_steps(labels) if lab not in ("L=1", "no aggregation")]
@@ -135,12 +150,20 @@ def plot_final_sweeps(runs: pd.DataFrame):
     iteration for ``L = 3`` with LocalKMeans++ (as the paper draws it), one line per swept
     value (mean over trials). Bottom: misclustering after ``T`` iterations against the swept
     value for every ``L`` (mean ± std; the ``L`` are offset sideways so none hides another)."""
-    sweeps = [s for s in ("snr", "n_clusters", "n_machines") if s in set(runs["sweep"])]
-    fig, axes = new_figure(ncols=len(sweeps), nrows=2, width=3.3, height=2.6)
     mis = runs[runs["metric"] == "misclustering"]
+    present = set(runs["sweep"])
+    # Fig 4(b) in both readings: the K sweep holding r first (as printed), the one holding
+    # Δ/σ second (ours), whichever sweep name holds which
+    k_sweeps = sorted((s for s in ("n_clusters", "n_clusters_other") if s in present),
+                      key=lambda s: _holds_separation(mis[mis["sweep"] == s]))
+    panels = [("a", "snr")] if "snr" in present else []
+    panels += [(letter, s) for letter, s in zip(("b", "b'"), k_sweeps, strict=False)]
+    panels += [("c", "n_machines")] if "n_machines" in present else []
+    fig, axes = new_figure(ncols=len(panels), nrows=2, width=3.3, height=2.6)
     curve_L = _curve_steps(mis["local_steps"].unique())
-    for col, (letter, sweep) in enumerate(zip("abc", sweeps, strict=False)):
-        sub = mis[mis["sweep"] == sweep]
+    for col, (letter, name) in enumerate(panels):
+        sub = mis[mis["sweep"] == name]
+        sweep = "n_clusters" if name == "n_clusters_other" else name
         values = sorted(sub[sweep].unique())
         colors = plt.cm.viridis(np.linspace(0.0, 0.9, len(values)))
         ax = axes[0, col]
@@ -148,12 +171,17 @@ def plot_final_sweeps(runs: pd.DataFrame):
             part = sub[(sub[sweep] == value) & (sub["local_steps"] == curve_L)]
             stats = part.groupby("iteration")["value"].mean()
             ax.plot(stats.index, stats.to_numpy(), color=color, lw=1.3, label=f"{value:g}")
-        ax.set_title(f"({letter}) {curve_L}, varying {_sweep_label(sub, sweep)}", loc="left",
-                     fontsize=8)
+        held = ("" if sweep != "n_clusters" else
+                " (Δ/σ held)" if _holds_separation(sub) else " (r held)")
+        ax.set_title(f"({letter}) {curve_L}, varying "
+                     f"{ {'snr': 'SNR r', 'n_clusters': 'K'}.get(sweep, 'M')}{held}",
+                     loc="left", fontsize=8)
         ax.set_xlabel("iteration t")
         ax.set_ylabel("misclustering rate")
         integer_ticks(ax.xaxis)
-        ax.legend(frameon=False, fontsize=6, title=sweep.replace("n_", ""), title_fontsize=6)
+        panel_legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.28),
+                     ncols=min(4, len(values)), title=sweep.replace("n_", ""),
+                     title_fontsize=8)
         ax = axes[1, col]
         final = sub[sub["iteration"] == sub["n_iter"]]
         labels = order_local_steps(final["local_steps"].unique())
@@ -174,5 +202,5 @@ def plot_final_sweeps(runs: pd.DataFrame):
         if sweep == "n_machines":
             ax.set_xscale("log", base=2)
         ax.set_xticks(values, [f"{v:g}" for v in values])
-    axes[1, 0].legend(frameon=False, fontsize=7)
+    figure_legend(fig, axes[1])
     return fig

@@ -50,7 +50,7 @@ def plot_flower_bytes(table: pd.DataFrame):
     nodes = sorted({int(n) for _, rows in chosen for n in rows["n_nodes"]})
     bytes_ax.set_title(f"bytes, {', '.join(map(str, nodes))} SuperNodes")
     cost_ax.set_title("k-means cost")
-    fig.legend(loc="outside upper center", ncols=len(BYTE_LAYERS), fontsize="x-small")
+    fig.legend(loc="outside upper center", ncols=len(BYTE_LAYERS), fontsize=8)
     ratios = []
     for _, rows in chosen:
         flower = rows.loc[rows["metric"] == "cost_flower", "value"].mean()
@@ -62,5 +62,5 @@ def plot_flower_bytes(table: pd.DataFrame):
     cost_ax.set_ylabel("cost on Flower / in process")
     for xi, ratio in zip(x, ratios, strict=True):  # the difference, invisible as a bar
         cost_ax.annotate(f"{ratio - 1:+.1e}", (xi, ratio), ha="center", va="bottom",
-                         fontsize="x-small")
+                         fontsize=8)
     return fig

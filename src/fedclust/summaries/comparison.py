@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..io import SKIPPED
-from ..vocabulary import ALGORITHM_TITLES
+from ..vocabulary import ALGORITHM_TITLES, CORESET_GRAPH_TITLES
 
 __all__ = ["comparison_stats", "label_of"]
 
@@ -32,4 +32,5 @@ def comparison_stats(table: pd.DataFrame) -> pd.DataFrame:
 def label_of(row) -> str:
     """How legends and claims name an algorithm and its variant."""
     name = ALGORITHM_TITLES.get(row.algorithm, row.algorithm)
-    return name if row.variant == "k-means++" else f"{name} {row.variant}"
+    variant = CORESET_GRAPH_TITLES.get(row.variant, row.variant)
+    return name if row.variant == "k-means++" else f"{name} {variant}"

@@ -339,6 +339,45 @@ def test_a_pipeline_never_reads_class_labels_as_devices(estimator_class):
 
 
 @pytest.mark.parametrize("estimator_class", ALL)
+def test_a_fit_without_devices_says_it_is_centralized_and_names_devices(estimator_class):
+    """``fit(X, devices)`` passes the devices as ``y`` (ignored): warned, naming
+    ``devices=``; with ``devices`` given, no such warning."""
+    import warnings
+
+    from fedclust.exceptions import DevicesWarning
+
+    X, _, devices = blobs()
+    # one device: k-FED needs its k' local clusters to cover the 3
+    alone = {"device_clusters": 3} if estimator_class.__name__ == "KFed" else {}
+    with pytest.warns(DevicesWarning, match=r"y is ignored .* fit\(X, devices=\.\.\.\)"):
+        make(estimator_class, **alone).fit(X, devices)
+    with pytest.warns(DevicesWarning, match="every row is one device"):
+        make(estimator_class, **alone).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DevicesWarning)
+        make(estimator_class).fit(X, devices=devices)
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
+def test_transform_gives_distances_to_the_centers_as_kmeans_does(estimator_class):
+    """``transform`` is the cluster-distance space; ``fit_transform`` fits on the devices;
+    the output features are named after the estimator and ``set_output`` gives a frame."""
+    X, _, devices = blobs()
+    est = make(estimator_class).fit(X, devices=devices)
+    distances = est.transform(X)
+    expected = np.sqrt(((X[:, None, :] - est.cluster_centers_[None]) ** 2).sum(-1))
+    np.testing.assert_allclose(distances, expected, rtol=1e-10, atol=1e-8)
+    np.testing.assert_array_equal(distances.argmin(axis=1), est.predict(X))
+    np.testing.assert_allclose(make(estimator_class).fit_transform(X, devices=devices),
+                               distances)
+    name = estimator_class.__name__.lower()
+    assert est.get_feature_names_out().tolist() == [f"{name}{i}" for i in range(3)]
+    frame = make(estimator_class).set_output(transform="pandas").fit_transform(
+        X, devices=devices)
+    assert list(frame.columns) == [f"{name}{i}" for i in range(3)]
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
 def test_grid_search_routes_devices_to_every_fit(estimator_class):
     """With metadata routing on and ``set_fit_request(devices=True)``, ``GridSearchCV`` over a
     pipeline fits every candidate (and the refit) on the rows' devices."""

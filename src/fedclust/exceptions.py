@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InfeasibleSettingError", "OutputFolderError"]
+__all__ = ["ConfigError", "InfeasibleSettingError", "OutputFolderError", "DevicesWarning"]
 
 
 class InfeasibleSettingError(ValueError):
@@ -24,3 +24,10 @@ class ConfigError(ValueError):
 class OutputFolderError(OSError):
     """An output folder (``data/``, ``results/``, ``figures/``) cannot take the run's outputs:
     not a folder, not writable, or full. Raised before any job runs."""
+
+
+class DevicesWarning(UserWarning):
+    """A federated estimator was fitted without ``devices``: every row is one device (a
+    centralized fit). Raised with ``y`` given (``fit(X, devices)`` passes the devices as
+    ``y``, which is ignored) and, once per call site, with neither; filter it with
+    ``warnings.filterwarnings("ignore", category=DevicesWarning)`` where that is meant."""

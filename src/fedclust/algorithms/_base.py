@@ -32,15 +32,24 @@ ledger, draws from a generator that never consumes the caller's, calls the estim
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import check_distinct_points, check_n_clusters, fit_rng
 from ..communication import Communication
+from ..exceptions import DevicesWarning
 from ..federation import Federation
 from ..lloyd import assign
 from ..metrics import kmeans_cost, labelled_cost
@@ -57,8 +66,12 @@ POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 _X_CHECKS = {"accept_sparse": False, "dtype": [np.float64, np.float32], "order": "C"}
 
 
-class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
-    """Shared ``fit``, ``predict``, ``fit_predict`` and ``score`` (see the module docstring).
+class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
+                               BaseEstimator):
+    """Shared ``fit``, ``predict``, ``fit_predict``, ``transform``, ``fit_transform`` and
+    ``score`` (see the module docstring); ``get_feature_names_out`` and ``set_output`` as
+    scikit-learn's ``KMeans`` has them (one output feature per cluster, the distance to its
+    center).
 
     Subclasses declare ``_parameter_constraints`` (scikit-learn's declarative validation,
     checked by ``fit`` before anything else, in scikit-learn's words), extending this class's,
@@ -138,6 +151,7 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
                 sample_weight, X, dtype=np.float64,
                 ensure_non_negative=not self._allows_negative_weights)
         if devices is None:
+            _warn_centralized(type(self).__name__, y is not None)
             devices = np.zeros(X.shape[0], dtype=np.int64)
         federation = Federation.from_devices(
             X, devices, sample_weight=sample_weight, topology=getattr(self, "topology", None),
@@ -157,7 +171,30 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
     def fit_predict(self, X, y=None, *, devices=None, sample_weight=None, **kwargs):
         """Fit on the federation and return the cluster of every row (``labels_``); the
         parameters are :meth:`fit`'s."""
-        return self.fit(X, devices=devices, sample_weight=sample_weight, **kwargs).labels_
+        return self.fit(X, y, devices=devices, sample_weight=sample_weight,
+                        **kwargs).labels_
+
+    def transform(self, X):
+        """Distance of every row of ``X`` to every center of ``cluster_centers_`` (the
+        cluster-distance space, as scikit-learn's ``KMeans.transform``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+        """
+        check_is_fitted(self, "cluster_centers_")
+        return euclidean_distances(self._check_test_data(X), self.cluster_centers_)
+
+    def fit_transform(self, X, y=None, *, devices=None, sample_weight=None, **kwargs):
+        """Fit on the federation and return the distance of every row to every center; the
+        parameters are :meth:`fit`'s."""
+        return self.fit(X, y, devices=devices, sample_weight=sample_weight,
+                        **kwargs).transform(X)
+
+    @property
+    def _n_features_out(self):
+        """One output feature per cluster (``get_feature_names_out``)."""
+        return self.cluster_centers_.shape[0]
 
     def predict(self, X):
         """Index of the nearest center in ``cluster_centers_`` for every row of ``X``."""
@@ -175,3 +212,17 @@ class FederatedClusteringMixin(ClusterMixin, BaseEstimator):
 
     def _check_test_data(self, X):
         return validate_data(self, X, reset=False, **_X_CHECKS)
+
+
+def _warn_centralized(name: str, y_given: bool) -> None:
+    """Say that a fit without ``devices`` is centralized, naming ``devices=`` when ``y`` was
+    given (the devices may have been passed as ``y``); the warnings module shows each once per
+    call site by default."""
+    if y_given:
+        message = (f"{name}.fit: y is ignored and devices= was not given, so every row is "
+                   f"one device (a centralized fit); pass the device of each row as "
+                   f"fit(X, devices=...)")
+    else:
+        message = (f"{name}.fit: devices= not given, so every row is one device (a "
+                   f"centralized fit)")
+    warnings.warn(message, DevicesWarning, stacklevel=3)

@@ -152,6 +152,13 @@ def test_int_seed_is_reproducible_and_a_generator_is_not_consumed(estimator_clas
     assert gen.bit_generator.state == state
     d = make(estimator_class, random_state=gen).fit(X, devices=devices)
     np.testing.assert_array_equal(c.cluster_centers_, d.cluster_centers_)
+    # scikit-learn's legacy RandomState: accepted, and not consumed either
+    legacy = np.random.RandomState(7)
+    before = legacy.get_state()[1].copy()
+    e = make(estimator_class, random_state=legacy).fit(X, devices=devices)
+    f = make(estimator_class, random_state=legacy).fit(X, devices=devices)
+    np.testing.assert_array_equal(legacy.get_state()[1], before)
+    np.testing.assert_array_equal(e.cluster_centers_, f.cluster_centers_)
 
 
 def test_sample_weight_equals_repeated_rows(estimator_class):

@@ -225,12 +225,18 @@ def fit_rng(random_state) -> np.random.Generator:
 
     An int, a ``SeedSequence`` or None seeds a new generator; a ``Generator`` is copied (same
     state), so fitting twice with the same generator gives the same result, as with an int,
-    and the caller's stream does not advance.
+    and the caller's stream does not advance; a legacy ``RandomState`` (as scikit-learn
+    accepts) seeds a new generator from a copy of it, leaving it untouched too.
     """
     if isinstance(random_state, np.random.Generator):
         bit_generator = type(random_state.bit_generator)()
         bit_generator.state = random_state.bit_generator.state
         return np.random.Generator(bit_generator)
+    if isinstance(random_state, np.random.RandomState):
+        # scikit-learn's legacy generator: a copy of it draws the new generator's seed
+        copy = np.random.RandomState()
+        copy.set_state(random_state.get_state())
+        return np.random.default_rng(copy.randint(0, 2**32, size=4, dtype=np.uint64))
     return check_random_state(random_state)
 
 

@@ -83,12 +83,12 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
     #: The parameters every estimator has; a subclass adds its own (scikit-learn's
     #: ``_parameter_constraints``: ``fit`` refuses any other value, naming the parameter).
-    #: ``random_state``: an int >= 0, None, a ``SeedSequence`` or a ``Generator`` (copied:
-    #: :func:`fedclust._validation.fit_rng`).
+    #: ``random_state``: an int >= 0, None, a ``SeedSequence``, a ``Generator`` or a legacy
+    #: ``RandomState`` (neither consumed: :func:`fedclust._validation.fit_rng`).
     _parameter_constraints: dict = {
         "n_clusters": [POSITIVE_INT],
         "random_state": [None, Interval(Integral, 0, None, closed="left"),
-                         np.random.SeedSequence, np.random.Generator],
+                         np.random.SeedSequence, np.random.Generator, np.random.RandomState],
     }
 
     #: Whether ``labels_ == predict(X)`` on the training rows (else documented).

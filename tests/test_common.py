@@ -119,6 +119,14 @@ def test_labels_equal_predict_or_the_exception_is_documented(estimator_class):
     if not estimator_class._labels_are_nearest_center:
         doc = inspect.getdoc(estimator_class)
         assert "documented exception" in doc and "predict(X)" in doc
+    # score is the cost at the nearest centers: -inertia_ where labels_ are those, at least
+    # -inertia_ otherwise (overlapping data: the induced labels need not be nearest)
+    noisy = X + np.random.default_rng(1).normal(0, 12, X.shape)
+    est = make(estimator_class).fit(noisy, devices=devices)
+    if estimator_class._labels_are_nearest_center:
+        assert est.score(noisy) == pytest.approx(-est.inertia_, rel=1e-10)
+    else:
+        assert est.score(noisy) >= -est.inertia_ * (1 + 1e-12)
 
 
 def test_communication_ledger(estimator_class):

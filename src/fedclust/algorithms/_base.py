@@ -205,7 +205,13 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
     def score(self, X, y=None, sample_weight=None):
         """Opposite of the (weighted) cost of ``X`` under the fitted centers, every row at its
         nearest center: the k-means cost, or the cost of the estimator's objective (the same
-        as ``inertia_``'s)."""
+        as ``inertia_``'s).
+
+        On the training rows ``score(X) == -inertia_`` where ``labels_`` are the nearest
+        centers; where an estimator documents other labels (k-FED's ``labels_`` are the
+        induced clustering, Definition 3.3: each row takes the global cluster of its device's
+        local center), ``inertia_`` is the cost of those labels and ``-score(X)`` is at most
+        it."""
         check_is_fitted(self, "cluster_centers_")
         return -self._cost(self._check_test_data(X), self.cluster_centers_,
                            sample_weight=sample_weight)

@@ -772,6 +772,24 @@ def test_the_layout_the_project_specifies():
     assert link.is_symlink() and link.resolve() == (REPO / "workflow" / "profiles").resolve()
 
 
+def test_the_readme_is_short_and_every_relative_link_in_it_and_docs_resolves():
+    """The README is a first screen and an index (at most 200 lines); every page it and
+    docs/ link to exists, anchors aside."""
+    import re
+
+    assert len((REPO / "README.md").read_text().splitlines()) <= 200
+    pages = [REPO / "README.md", REPO / "config" / "README.md", *sorted(REPO.glob("docs/*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            path = target.split("#", 1)[0]
+            if not path or re.match(r"[a-z]+://", path):
+                continue
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(REPO)}: {target}")
+    assert not broken, broken
+
+
 def test_every_readme_heading_is_there_once():
     """A section written twice (an edit that pasted the rest of the file again) is caught."""
     import collections

@@ -94,3 +94,39 @@ def test_the_layers_read_top_to_bottom():
     assert not list(graph.successors("fedclust.vocabulary"))
     uses_vocabulary = {a.split(".")[1] for a in graph.predecessors("fedclust.vocabulary")}
     assert set(numeric) <= uses_vocabulary | {"summaries"}, uses_vocabulary
+
+
+#: The packages above the core, and which of them each may import (the core -- every other
+#: module of fedclust -- imports none of them): a figure or a claim reads results, it never
+#: runs an experiment; the runtime deploys the core's estimators.
+_UPPER = {"experiments": set(), "summaries": set(), "claims": {"summaries"},
+          "plots": {"summaries"}, "runtime": set(),
+          "pipeline": {"experiments", "summaries", "claims", "plots"}}
+
+
+def _layer(module: str) -> str:
+    part = module.split(".")[1] if "." in module else ""
+    return part if part in _UPPER else "core"
+
+
+def _against_layers(graph) -> list:
+    return sorted((a, b) for a, b in graph.edges
+                  if _layer(a) != _layer(b) and _layer(b) != "core"
+                  and _layer(b) not in _UPPER.get(_layer(a), set()))
+
+
+def test_imports_point_down_the_layers_only():
+    """No core module imports a package above it; plots and claims never import experiments
+    (what both need from an experiment's module lives in the core or in summaries); no upper
+    package imports another beside the allowed ones (``_UPPER``)."""
+    wrong = _against_layers(import_graph())
+    assert not wrong, f"imports against the layers: {wrong}"
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = import_graph()
+    graph.add_edge("fedclust.lloyd", "fedclust.plots.kfed")
+    graph.add_edge("fedclust.plots.comparison", "fedclust.experiments.comparison")
+    assert _against_layers(graph) == [("fedclust.lloyd", "fedclust.plots.kfed"),
+                                      ("fedclust.plots.comparison",
+                                       "fedclust.experiments.comparison")]

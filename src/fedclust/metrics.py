@@ -24,6 +24,7 @@ from ._validation import check_data, check_int
 from .lloyd import assign, segment_sums, sq_distances_to
 
 __all__ = [
+    "gaussians_found",
     "kmeans_cost",
     "kmedian_cost",
     "partition_cost",
@@ -385,3 +386,24 @@ def separation(X, labels, *, device_clusters: int, devices_per_cluster: int) -> 
     np.fill_diagonal(c, np.inf)
     return Separation(c=c, delta=delta, means=means, sizes=sizes, residual_norm=residual_norm,
                       device_clusters=device_clusters, devices_per_cluster=devices_per_cluster)
+
+
+def gaussians_found(centers, means) -> int:
+    """How many of the 1-D Gaussians' means have a centroid of their own: a centroid whose
+    nearest mean it is, within half the smallest gap between two means. A run that separates
+    the Gaussians finds all of them; one that stops with two centroids on one Gaussian (a
+    local optimum) leaves another without.
+
+    Examples
+    --------
+    >>> gaussians_found(np.array([[1.02], [1.9], [3.1], [4.0], [4.95]]), [1, 2, 3, 4, 5])
+    5
+    >>> gaussians_found(np.array([[0.9], [1.1], [2.5], [4.0], [5.0]]), [1, 2, 3, 4, 5])
+    3
+    """
+    means = np.sort(np.asarray(means, dtype=np.float64))
+    centers = np.asarray(centers, dtype=np.float64)[:, 0]
+    half_gap = np.diff(means).min() / 2 if len(means) > 1 else np.inf
+    nearest = np.abs(centers[:, None] - means[None, :]).argmin(axis=1)
+    close = np.abs(centers - means[nearest]) < half_gap
+    return int(len(np.unique(nearest[close])))

@@ -159,7 +159,7 @@ def _progress_claims(table: pd.DataFrame, targets: dict) -> list[Claim]:
     """Figs 6-7, reported: after the last round of each progress run, the largest distance
     from a Gaussian's mean to its nearest centroid, and the Gaussians with a centroid of
     their own."""
-    from ..experiments.federated_kmeans import gaussians_found
+    from ..metrics import gaussians_found
 
     spec = target(targets, "fedkmeans", "progress", "final_centroids")
     out = []

@@ -55,19 +55,18 @@ from ..communication import SERVER, Communication
 from ..exceptions import InfeasibleSettingError
 from ..io import skipped_with_warning, tidy
 from ..metrics import clustering_accuracy, kmeans_cost
-from ..partitions import COMPARISON_PARTITIONS, partition_devices
+from ..partitions import partition_devices
 from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
 from ..vocabulary import ALGORITHMS
 
-__all__ = ["ALGORITHMS", "PARTITIONS", "IDS", "Fit", "fits",
+__all__ = ["ALGORITHMS", "IDS", "Fit", "fits",
            "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
            "measure"]
 
 log = logging.getLogger(__name__)
 
-PARTITIONS = COMPARISON_PARTITIONS
 #: The columns naming a run of the comparison table.
 IDS = ["dataset", "partition", "n_devices", "n_clusters", "algorithm", "variant", "dropout",
        "run", "seed"]

@@ -28,13 +28,13 @@ from .._validation import check_choice, check_int
 from ..algorithms.federated_kmeans import FederatedKMeans
 from ..io import tidy
 from ..lloyd import assign
-from ..metrics import davies_bouldin_centers, mean_distance
+from ..metrics import davies_bouldin_centers, gaussians_found, mean_distance
 from ..progress import progress
 from ..seeds import generator_for, seed_for
 from ..vocabulary import FEDKMEANS_CENTRAL as CENTRAL
 
 __all__ = ["VARIED", "CENTRAL", "SWEEP_IDS", "PROGRESS_IDS", "make_client_gaussians",
-           "client_data", "estimator_for", "central_estimator", "gaussians_found", "sweep_runs",
+           "client_data", "estimator_for", "central_estimator", "sweep_runs",
            "progress_runs", "configured_estimator"]
 
 log = logging.getLogger(__name__)
@@ -137,27 +137,6 @@ def central_estimator(settings: dict, *, n_rounds=None, random_state=None) -> Fe
                                 random_state=random_state)
 
 
-def gaussians_found(centers, means) -> int:
-    """How many of the 1-D Gaussians' means have a centroid of their own: a centroid whose
-    nearest mean it is, within half the smallest gap between two means. A run that separates
-    the Gaussians finds all of them; one that stops with two centroids on one Gaussian (a
-    local optimum) leaves another without.
-
-    Examples
-    --------
-    >>> gaussians_found(np.array([[1.02], [1.9], [3.1], [4.0], [4.95]]), [1, 2, 3, 4, 5])
-    5
-    >>> gaussians_found(np.array([[0.9], [1.1], [2.5], [4.0], [5.0]]), [1, 2, 3, 4, 5])
-    3
-    """
-    means = np.sort(np.asarray(means, dtype=np.float64))
-    centers = np.asarray(centers, dtype=np.float64)[:, 0]
-    half_gap = np.diff(means).min() / 2 if len(means) > 1 else np.inf
-    nearest = np.abs(centers[:, None] - means[None, :]).argmin(axis=1)
-    close = np.abs(centers - means[nearest]) < half_gap
-    return int(len(np.unique(nearest[close])))
-
-
 def _evaluate(model, data: dict) -> dict[str, dict[str, float]]:
     """``{split: {metric: value}}`` of a fitted model on the training and the test clients."""
     out = {}
@@ -198,7 +177,7 @@ def sweep_runs(sweep: str, spec: dict, settings: dict, *, base_seed: int,
         ``davies_bouldin`` (of the model's centers), ``clusters_used`` per split, and per run
         (split ``all``) the communication (:data:`fedclust.communication.LEDGER_COLUMNS`),
         ``reassigned`` clusters and ``gaussians_missed``, the Gaussians left without a
-        centroid of their own (:func:`gaussians_found`).
+        centroid of their own (:func:`fedclust.metrics.gaussians_found`).
     """
     vary = check_choice(spec["vary"], "vary", set(VARIED))
     values = list(spec.get("values") or settings["sample_fractions"])

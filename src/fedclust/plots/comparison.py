@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from ..experiments.comparison import PARTITIONS
+from ..partitions import COMPARISON_PARTITIONS
 from ..summaries.comparison import comparison_stats, label_of
 from ..vocabulary import algorithm_rank
 from ._style import dataset_title, figure_legend, new_figure
@@ -51,7 +51,7 @@ def _colours(stats: pd.DataFrame) -> dict:
 
 def _grid(stats: pd.DataFrame):
     datasets = list(dict.fromkeys(stats["dataset"]))
-    partitions = [p for p in PARTITIONS if p in set(stats["partition"])]
+    partitions = [p for p in COMPARISON_PARTITIONS if p in set(stats["partition"])]
     return datasets, partitions
 
 

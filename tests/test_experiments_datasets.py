@@ -69,3 +69,19 @@ def test_embedding_subset_is_random_not_a_class_sorted_prefix():
     assert set(y_shuffled[:1000]) == set(range(10))
     assert (y_shuffled == y[X_shuffled[:, 0] // 2]).all()      # rows and labels stay paired
     np.testing.assert_array_equal(np.sort(X_shuffled[:, 0]), X[:, 0])
+
+
+def test_an_embedding_rebuilt_from_the_same_inputs_has_the_same_bytes(tmp_path, rng):
+    """No timing goes into an embedding's cache or its summary (the training time is logged):
+    two trainings on the same files and seed write identical files."""
+    pytest.importorskip("torch")
+    fake_mnist(tmp_path / "raw", rng, n_train=40, n_test=10)
+    settings = {"n_embed": 20, "max_train": 40, "epochs": 1}
+    written = []
+    for run in ("a", "b"):
+        data, summary = datasets.embed("mnist_cnn", [str(tmp_path / "raw" / "x")], settings,
+                                       seed=5)
+        assert "epoch_seconds" not in data.params["history"]
+        assert not any("seconds" in column for column in summary.columns)
+        written.append(write_prepared(data, tmp_path / run / "features.h5").read_bytes())
+    assert written[0] == written[1]

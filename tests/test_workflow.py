@@ -174,6 +174,17 @@ def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
     assert "Finished job" not in result.stdout + result.stderr
 
 
+def test_a_finished_job_copied_to_another_folder_is_not_run_again(tmp_path):
+    """No rule's parameters hold the checkout's absolute path: a run copied elsewhere (dates
+    kept) has nothing to redo."""
+    first = copy_workflow(tmp_path / "a")
+    run(["--cores", "1", "results/run_config.yaml"], first)
+    second = tmp_path / "b"
+    shutil.copytree(first, second, symlinks=True)
+    result = run(["-n", "--cores", "1", "results/run_config.yaml"], second)
+    assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-2000:]
+
+
 def test_a_mistyped_figure_is_named_with_the_nearest_ones(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "figures/kfed_fig1_acuracy_vs_separation.png"], work, ok=False)

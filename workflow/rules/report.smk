@@ -140,7 +140,6 @@ rule run_config:
         mem_mb=500,
     params:
         config=config,
-        checkout=workflow.basedir,
     script:
         "../scripts/run_config.py"
 

@@ -10,6 +10,9 @@ that checkout's code.
 import sys
 from pathlib import Path
 
-_SRC = str(Path(__file__).resolve().parents[2] / "src")
+#: The checkout the jobs run (its commit goes into results/run_config.yaml): known here, so
+#: no rule passes an absolute path as a parameter (a copied run would rerun on it)
+CHECKOUT = Path(__file__).resolve().parents[2]
+_SRC = str(CHECKOUT / "src")
 if Path(_SRC).is_dir():
     sys.path[:] = [_SRC] + [p for p in sys.path if p != _SRC]

@@ -340,3 +340,25 @@ def test_command_line_config_files_are_named_with_their_line(tmp_path):
         main(["--configfile", str(missing)])
     assert str(stop.value) == f"config file {missing}: No such file or directory"
     main(["--configfile", str(good)])  # nothing to say: returns
+
+
+def test_a_schema_error_names_the_file_and_line_or_the_command_line(tmp_path):
+    from fedclust.pipeline.config import locate_key
+
+    main = tmp_path / "config.yaml"
+    main.write_text("seed: 1\nkfed:\n  table1:\n    runs: 10\n    separation: 100\n")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("# mine\nkfed:\n  table1:\n    runs: -3\n  tabel1: {runs: 2}\n")
+    sources = [("--config", {"seed": 5}), mine, main]
+    assert locate_key(["kfed", "table1", "runs"], sources).endswith("mine.yaml, line 4")
+    assert locate_key(["kfed", "table1", "separation"], sources).endswith("config.yaml, line 5")
+    assert locate_key(["kfed", "tabel1"], sources).endswith("mine.yaml, line 5")
+    assert locate_key(["seed"], sources) == "--config"
+    # a missing key is placed at its deepest parent found
+    assert locate_key(["kfed", "table1", "n_clusters"], sources).endswith("mine.yaml, line 3")
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(yaml.safe_dump({"type": "object", "properties": {"seed": {
+        "type": "integer"}, "kfed": {"type": "object", "properties": {"table1": {
+            "type": "object", "properties": {"runs": {"type": "integer", "minimum": 1}}}}}}}))
+    with pytest.raises(ConfigError, match=r"mine\.yaml, line 4: config key 'kfed\.table1\.runs'"):
+        validate_config({"seed": 5, "kfed": {"table1": {"runs": -3}}}, schema, sources=sources)

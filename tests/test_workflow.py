@@ -132,7 +132,7 @@ def test_jobs_run_this_checkouts_code_even_when_another_stands_first(tmp_path):
 def test_bad_config_stops_with_the_key_named_in_a_few_lines(tmp_path):
     work = copy_workflow(tmp_path)
     result = run(["-n", "--config", "seed=-3"], work, ok=False)
-    assert "config key 'seed': -3 is less than the minimum of 0" in result.stdout
+    assert "--config: config key 'seed': -3 is less than the minimum of 0" in result.stdout
     result = run(["-n", "--config", "kfedd={}"], work, ok=False)
     output = result.stdout + result.stderr
     assert "unknown config key 'kfedd' (did you mean 'kfed'?)" in output
@@ -146,7 +146,9 @@ def test_a_quoted_number_in_a_configfile_and_an_empty_mirror_are_refused(tmp_pat
     work = copy_workflow(tmp_path)
     (work / "quoted.yaml").write_text('fedkmeans:\n  seeds: "3"\n')
     result = run(["-n", "--configfile", "quoted.yaml"], work, ok=False)
-    assert "config key 'fedkmeans.seeds': '3' is not of type integer" in result.stdout
+    # the file and line that set it, before the key (issue 44: never only "Snakefile")
+    assert ("quoted.yaml, line 2: config key 'fedkmeans.seeds': '3' is not of type integer"
+            in result.stdout)
     result = run(["-n", "--config", "data_mirror="], work, ok=False)
     assert "config key 'data_mirror': given empty on the command line" in result.stdout
     assert "Job stats" not in result.stdout

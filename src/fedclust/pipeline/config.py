@@ -24,7 +24,7 @@ from .configfiles import read_config_file
 from .data import MIXTURE, SYNTHETIC, dataset_names
 
 __all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values",
-           "load_config_file"]
+           "load_config_file", "locate_key"]
 
 
 def load_config_file(path) -> dict:
@@ -174,8 +174,92 @@ def type_command_line_values(config: dict, overrides: dict) -> dict:
     return config
 
 
-def validate_config(config: dict, schema_path) -> dict:
-    """Validate ``config`` in place against the schema, filling its defaults.
+def _key_path(error) -> list:
+    """The keys of the config entry a schema error is about (an unknown key: the key itself,
+    so that its line is found)."""
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - allowed)
+        if unknown:
+            path.append(unknown[0])
+    return path
+
+
+def _node_at(node, keys):
+    """The YAML node naming the entry at ``keys`` below ``node`` (a composed document): the
+    key's node for a mapping entry, the item's for a list item; None when absent."""
+    found = None
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == str(key)), None)
+            if pair is None:
+                return None
+            found, node = pair
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) \
+                and key < len(node.value):
+            found = node = node.value[key]
+        else:
+            return None
+    return found
+
+
+def _short_path(path) -> str:
+    """``path`` relative to the working directory where it lies below it."""
+    import os
+
+    text = os.path.relpath(path)
+    return text if not text.startswith("..") else str(path)
+
+
+def _holds(mapping, keys) -> bool:
+    for key in keys:
+        if isinstance(mapping, dict) and key in mapping:
+            mapping = mapping[key]
+        elif isinstance(mapping, list) and isinstance(key, int) and key < len(mapping):
+            mapping = mapping[key]
+        else:
+            return False
+    return True
+
+
+def locate_key(keys, sources) -> str | None:
+    """Where the config entry at ``keys`` was set: ``"--config"`` or ``"FILE, line N"``.
+
+    ``sources`` are in the order they take precedence, highest first: ``("--config", dict)``
+    for the command line's values, then config files' paths or ``(label, path)`` (the last
+    ``--configfile`` first, ``config/config.yaml`` last). The first source holding the whole
+    path names it; a path no source holds (a missing key) is placed at its deepest parent
+    found. None when no source holds any of it.
+    """
+    keys = list(keys)
+    composed = []
+    for entry in sources:
+        label, source = entry if isinstance(entry, tuple) else (None, entry)
+        if isinstance(source, dict):
+            composed.append((label or "--config", source))
+            continue
+        try:
+            composed.append((label or _short_path(source),
+                             yaml.compose(Path(source).read_text())))
+        except (OSError, yaml.YAMLError):
+            continue
+    for depth in range(len(keys), 0, -1):
+        for label, source in composed:
+            if isinstance(source, dict):
+                if _holds(source, keys[:depth]):
+                    return label
+                continue
+            node = _node_at(source, keys[:depth]) if source is not None else None
+            if node is not None:
+                return f"{label}, line {node.start_mark.line + 1}"
+    return None
+
+
+def validate_config(config: dict, schema_path, *, sources=None) -> dict:
+    """Validate ``config`` in place against the schema, filling its defaults; with
+    ``sources`` (:func:`locate_key`'s), an error also names the file and line (or
+    ``--config``) that set the entry.
 
     Returns
     -------
@@ -206,7 +290,8 @@ def validate_config(config: dict, schema_path) -> dict:
     validator = _validator_class(schema.get("$defs"))(schema)
     error = best_match(validator.iter_errors(config))
     if error is not None:
-        raise ConfigError(_message(error))
+        where = locate_key(_key_path(error), sources) if sources else None
+        raise ConfigError((f"{where}: " if where else "") + _message(error))
     _check_coreset(config)
     _check_fedkmeans(config)
     _check_kfed_clusters_per_device(config)

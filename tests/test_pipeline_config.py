@@ -325,6 +325,10 @@ def test_command_line_config_files_are_named_with_their_line(tmp_path):
     listed = tmp_path / "listed.yaml"
     listed.write_text("- seed\n")
     missing = tmp_path / "missing.yaml"
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing set yet\n")
+    assert command_line_problems(["--configfile", str(empty)]) == [
+        f"config file {empty}: empty (a config file holds keys at its top level)"]
     assert command_line_problems(["-n", "--configfile", str(good), "--config", "seed=1"]) == []
     assert command_line_problems([f"--configfile={good}"]) == []
     problems = command_line_problems(

@@ -23,8 +23,8 @@ __all__ = ["read_config_file", "command_line_problems", "main"]
 
 
 def read_config_file(path) -> tuple[dict | None, str | None]:
-    """``(keys, None)``, or ``(None, problem)`` where ``path`` is missing, not YAML or not a
-    mapping: the problem names the file (and the line and column of a YAML mistake)."""
+    """``(keys, None)``, or ``(None, problem)`` where ``path`` is missing, empty, not YAML or
+    not a mapping: the problem names the file (and the line and column of a YAML mistake)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -38,7 +38,9 @@ def read_config_file(path) -> tuple[dict | None, str | None]:
         problem = getattr(error, "problem", None) or str(error)
         return None, f"config file {path}{where}: {problem}"
     if loaded is None:
-        return {}, None
+        # Snakemake would refuse it without its name ("Config file must be given as JSON or
+        # YAML with keys at top level")
+        return None, f"config file {path}: empty (a config file holds keys at its top level)"
     if not isinstance(loaded, dict):
         return None, f"config file {path}: holds a {type(loaded).__name__}, not keys"
     return loaded, None

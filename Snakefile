@@ -29,6 +29,7 @@ from fedclust.io import (  # noqa: E402
 )
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
 from fedclust.pipeline.config import type_command_line_values, validate_config  # noqa: E402
+from fedclust.pipeline.configfiles import is_dry_run  # noqa: E402
 from fedclust.pipeline.data import check_mirror, repair_corrupt_copies  # noqa: E402
 
 
@@ -50,11 +51,13 @@ check_mirror(config, workflow.config_settings.config)
 # derived file (its bytes no longer those its checksum sidecar holds) is removed, so its rule
 # makes it again in this run, before any job reads it. Only the main process checks: jobs on a
 # cluster's nodes parse this file too.
+# A dry run (-n) changes nothing: it says what a run would repair.
 if workflow.is_main_process:
-    for problem in repair_corrupt_copies(config):
+    DRY_RUN = workflow.dryrun or is_dry_run(sys.argv[1:])
+    for problem in repair_corrupt_copies(config, dry_run=DRY_RUN):
         logger.warning(f"damaged local copy: {problem}")
-    for problem in remove_damaged_files(OUTPUT_FOLDERS):
-        logger.warning(f"removed a damaged file, to be made again: {problem}")
+    for problem in remove_damaged_files(OUTPUT_FOLDERS, dry_run=DRY_RUN):
+        logger.warning(f"damaged file, to be made again: {problem}")
 
 
 onstart:

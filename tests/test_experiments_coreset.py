@@ -299,7 +299,7 @@ def test_figures_have_one_panel_per_graph_and_partition():
     fig = plot_cost_vs_communication(*tables, network="tree",
                                      algorithms=("distributed", "zhang"))
     assert len(fig.axes) == 4
-    assert fig.axes[0].get_title() == "spanning tree of Erdős–Rényi, uniform"
+    assert " ".join(fig.axes[0].get_title().split()) == "spanning tree of Erdős–Rényi, uniform"
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert labels == ["distributed coreset", "Zhang et al."]
     assert fig.axes[0].get_xscale() == "log"

@@ -163,3 +163,29 @@ def test_a_derived_file_whose_bytes_changed_is_found_by_its_sidecar(tmp_path):
     path.unlink()
     assert remove_damaged_files([tmp_path / "data"]) == [] and not sidecar.exists()
 
+
+
+@pytest.mark.parametrize("damage", ["cut at a line", "cut mid-row", "a byte changed"])
+def test_a_damaged_result_table_is_named_removed_and_never_read(tmp_path, damage):
+    """A table written by write_table carries its sha256: read_table refuses a damaged one,
+    naming it and removing it (so the next run makes it again); a dry run of the start-up
+    check names it and leaves it."""
+    from fedclust.exceptions import DamagedFileError
+    from fedclust.io import read_table, remove_damaged_files, sidecar_of, write_table
+
+    path = tmp_path / "results" / "t.csv"
+    table = pd.DataFrame({"run": range(6), "metric": "cost", "value": np.linspace(1, 2, 6)})
+    write_table(table, path)
+    pd.testing.assert_frame_equal(read_table(path), table)
+    clean = path.read_bytes()
+    lines = clean.splitlines(keepends=True)
+    damaged = {"cut at a line": b"".join(lines[:4]), "cut mid-row": clean[: len(clean) // 2],
+               "a byte changed": clean.replace(b"1.2", b"1.3", 1)}[damage]
+    assert damaged != clean
+    path.write_bytes(damaged)
+    found = remove_damaged_files([tmp_path / "results"], dry_run=True)
+    assert len(found) == 1 and "(a run would remove it)" in found[0]
+    assert path.read_bytes() == damaged
+    with pytest.raises(DamagedFileError, match=r"t\.csv: damaged .*removed; run the pipeline"):
+        read_table(path)
+    assert not path.exists() and not sidecar_of(path).exists()

@@ -366,3 +366,13 @@ def test_a_schema_error_names_the_file_and_line_or_the_command_line(tmp_path):
             "type": "object", "properties": {"runs": {"type": "integer", "minimum": 1}}}}}}}))
     with pytest.raises(ConfigError, match=r"mine\.yaml, line 4: config key 'kfed\.table1\.runs'"):
         validate_config({"seed": 5, "kfed": {"table1": {"runs": -3}}}, schema, sources=sources)
+
+
+def test_a_dry_run_is_read_from_snakemakes_command_line():
+    from fedclust.pipeline.configfiles import is_dry_run
+
+    assert is_dry_run(["-n", "--cores", "2"]) and is_dry_run(["-np"])
+    assert is_dry_run(["--dry-run"]) and is_dry_run(["--dryrun", "target"])
+    assert not is_dry_run(["--cores", "2", "--configfile", "config/ci.yaml"])
+    assert not is_dry_run(["-j", "2", "--", "-n"])          # after "--": a target
+    assert not is_dry_run(["--config", "runs=-n"]) and not is_dry_run(["-c1"])

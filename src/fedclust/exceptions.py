@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InfeasibleSettingError", "OutputFolderError", "DevicesWarning"]
+__all__ = ["ConfigError", "InfeasibleSettingError", "OutputFolderError", "DevicesWarning",
+           "DamagedFileError"]
 
 
 class InfeasibleSettingError(ValueError):
@@ -31,3 +32,9 @@ class DevicesWarning(UserWarning):
     centralized fit). Raised with ``y`` given (``fit(X, devices)`` passes the devices as
     ``y``, which is ignored) and, once per call site, with neither; filter it with
     ``warnings.filterwarnings("ignore", category=DevicesWarning)`` where that is meant."""
+
+
+class DamagedFileError(OSError):
+    """A file the pipeline wrote no longer has the bytes its checksum sidecar records (cut
+    short, changed by hand, a disk error): named and removed, so the next run makes it
+    again."""

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from .exceptions import DamagedFileError
+
 __all__ = ["atomic_path", "remove_orphan_temporaries", "current_umask", "write_table",
-           "sidecar_of", "sha256_of", "remove_damaged_files", "SIDECAR_SUFFIX",
+           "sidecar_of", "sha256_of", "remove_damaged_files", "check_sidecar", "SIDECAR_SUFFIX",
            "read_table", "tidy", "skipped",
            "concat_tables", "write_text", "run_config_text", "VERSIONED_PACKAGES",
            "TIDY_COLUMNS", "SKIPPED"]
@@ -96,13 +98,14 @@ def sha256_of(path, chunk: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
-def remove_damaged_files(folders) -> list[str]:
+def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
     """Check every file under ``folders`` that has a checksum sidecar against it; remove each
     whose bytes no longer match (and its sidecar), so the rule that made it makes it again in
     the same run, before any job reads it. A sidecar whose file is gone is removed too.
 
     Only safe while no writer runs (the Snakefile calls it in the main process, before the
-    DAG is built). Returns one line per removed file: its path and the two checksums.
+    DAG is built). Returns one line per removed file: its path and the two checksums. With
+    ``dry_run`` (``snakemake -n``) nothing is removed: the lines say what a run would remove.
     """
     removed = []
     for folder in map(Path, folders):
@@ -111,15 +114,18 @@ def remove_damaged_files(folders) -> list[str]:
         for sidecar in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
             path = sidecar.with_name(sidecar.name.removesuffix(SIDECAR_SUFFIX))
             if not path.is_file():
-                sidecar.unlink()
+                if not dry_run:
+                    sidecar.unlink()
                 continue
             expected = (sidecar.read_text().split(maxsplit=1) or [""])[0]
             actual = sha256_of(path)
             if actual != expected:
-                path.unlink()
-                sidecar.unlink()
+                if not dry_run:
+                    path.unlink()
+                    sidecar.unlink()
                 removed.append(f"{path}: sha256 {actual[:12]}..., written as "
-                               f"{expected[:12] or '(empty sidecar)'}...")
+                               f"{expected[:12] or '(empty sidecar)'}..."
+                               + (" (a run would remove it)" if dry_run else ""))
     return removed
 
 
@@ -175,8 +181,10 @@ def check_output_folders(folders, *, min_free_mb: int = MIN_FREE_MB) -> None:
 
 
 def write_table(df: pd.DataFrame, path) -> None:
-    """Write ``df`` as CSV atomically."""
-    with atomic_path(path) as tmp:
+    """Write ``df`` as CSV atomically, its sha256 in a sidecar (:func:`sidecar_of`): a table
+    cut short or changed afterwards is found by :func:`read_table` and, on the next run's
+    start, by :func:`remove_damaged_files`."""
+    with atomic_path(path, sidecar=True) as tmp:
         df.to_csv(tmp, index=False)
 
 
@@ -186,8 +194,27 @@ def write_text(text: str, path) -> None:
         Path(tmp).write_text(text)
 
 
+def check_sidecar(path) -> None:
+    """Raise :class:`~fedclust.exceptions.DamagedFileError` naming ``path`` when its bytes
+    are no longer those its checksum sidecar holds, after removing it and the sidecar (so
+    the run that comes next makes it again); a file without a sidecar is not checked."""
+    sidecar = sidecar_of(path)
+    if not sidecar.is_file():
+        return
+    expected = (sidecar.read_text().split(maxsplit=1) or [""])[0]
+    actual = sha256_of(path)
+    if actual != expected:
+        Path(path).unlink(missing_ok=True)
+        sidecar.unlink(missing_ok=True)
+        raise DamagedFileError(f"{path}: damaged (sha256 {actual[:12]}..., written as "
+                               f"{expected[:12] or '(empty sidecar)'}...): removed; run the "
+                               f"pipeline again to make it again")
+
+
 def read_table(path, *, required=()) -> pd.DataFrame:
-    """Read a CSV result table, checking that the ``required`` columns are present."""
+    """Read a CSV result table, after checking its bytes against its checksum sidecar
+    (:func:`check_sidecar`) and then that the ``required`` columns are present."""
+    check_sidecar(path)
     df = pd.read_csv(path)
     missing = [c for c in required if c not in df.columns]
     if missing:

@@ -60,7 +60,7 @@ from ..coreset import (
     theoretical_coreset_size,
 )
 from ..federation import Federation
-from ..io import tidy
+from ..io import read_table, tidy
 from ..lloyd import assign
 from ..partitions import SITE_WEIGHT_SCHEMES, site_weight_partition
 from ..progress import progress
@@ -436,7 +436,7 @@ def read_baseline(baseline) -> pd.DataFrame:
         return baseline
     paths = [baseline] if isinstance(baseline, (str, bytes)) or hasattr(baseline, "__fspath__") \
         else list(baseline)
-    return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+    return pd.concat([read_table(path) for path in paths], ignore_index=True)
 
 
 def setting_table(dataset: str, objective: str, features, baseline, settings: dict, *,

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..centralized import reference_kmeans
 from ..data.cache import read_h5, write_h5
+from ..io import read_table
 from ..metrics import separation
 from ..seeds import seed_for
 
@@ -66,7 +67,7 @@ def select_oracle(paths, *, n_clusters, chosen=None):
     if n_clusters == "chosen":
         if chosen is None:
             raise ValueError("n_clusters='chosen' needs the chosen_k table")
-        k = int(pd.read_csv(chosen)["n_clusters"].iloc[0])
+        k = int(read_table(chosen)["n_clusters"].iloc[0])
     else:
         k = int(n_clusters)
     by_k = {Path(p).stem: p for p in ([paths] if isinstance(paths, (str, Path)) else paths)}

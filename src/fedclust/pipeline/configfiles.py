@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["read_config_file", "command_line_problems", "main"]
+__all__ = ["read_config_file", "command_line_problems", "is_dry_run", "main"]
 
 
 def read_config_file(path) -> tuple[dict | None, str | None]:
@@ -56,6 +56,21 @@ def command_line_problems(argv) -> list[str]:
     known, _ = parser.parse_known_args(list(argv))
     return [problem for path in known.configfile
             if (problem := read_config_file(path)[1]) is not None]
+
+
+def is_dry_run(argv) -> bool:
+    """Whether Snakemake's command line ``argv`` asks for a dry run (``-n``, ``-np`` and the
+    like, ``--dry-run``, ``--dryrun``): the Snakefile reads it while it is parsed, before
+    Snakemake has set up its executor (``workflow.dryrun`` is still False then)."""
+    for token in argv:
+        if token == "--":
+            break
+        if token in ("--dry-run", "--dryrun", "--dry_run"):
+            return True
+        if token.startswith("-") and not token.startswith("--") and token[1:].isalpha() \
+                and "n" in token[1:]:
+            return True
+    return False
 
 
 def main(argv=None) -> None:

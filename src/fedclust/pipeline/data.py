@@ -294,7 +294,7 @@ def local_checks(rule: str, config) -> dict[str, Callable[[Path], None]]:
     return release.checks(config, release.outputs(config))
 
 
-def repair_corrupt_copies(config, root=".") -> list[str]:
+def repair_corrupt_copies(config, root=".", *, dry_run: bool = False) -> list[str]:
     """Verify the local copies of every fetched file under ``root`` (the working directory)
     as downloads are verified; fetch each that fails again, at once.
 
@@ -307,7 +307,8 @@ def repair_corrupt_copies(config, root=".") -> list[str]:
     repaired file keeps the damaged copy's date: its bytes are the published ones again, so
     nothing made from it reruns. When fetching fails (offline, no mirror), the file stays
     removed and its fetch rule fetches it when a job needs it. The Snakefile calls this
-    before the DAG is built (about 0.3 s for every data set's files).
+    before the DAG is built (about 0.3 s for every data set's files). With ``dry_run``
+    (``snakemake -n``) nothing is removed or fetched: each line says what a run would do.
 
     Returns
     -------
@@ -327,8 +328,13 @@ def repair_corrupt_copies(config, root=".") -> list[str]:
                 check(path)
             except ValueError as error:  # ChecksumError or a failed content check
                 damaged[path] = (path.stat().st_mtime_ns, str(error))
-                path.unlink()
+                if not dry_run:
+                    path.unlink()
         if not damaged:
+            continue
+        if dry_run:
+            lines += [f"{why}: a run would remove {path} and fetch it again"
+                      for path, (_, why) in damaged.items()]
             continue
         try:
             fetch(rule, config, root=root)

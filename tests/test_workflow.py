@@ -525,7 +525,7 @@ def test_quick_profile_reproduces_table1_and_fig5_on_real_data(quick_run):
     acc = runs[runs.metric == "accuracy"]
     assert set(acc.devices_per_cluster) == {5} and set(acc.separation) == {100.0}
     report = pd.read_csv(work / "results" / "reproduction.csv")
-    t1 = report[report.item.str.startswith("Table 1,")].set_index("item")
+    t1 = report[report.key == "kfed.table1"].set_index("item")
     assert len(t1) == len(table1["rows"])
     for row in table1["rows"]:
         sel = acc[(acc.n_features == row["n_features"]) & (acc.n_clusters == row["n_clusters"])]

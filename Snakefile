@@ -42,10 +42,15 @@ configfile: "config/config.yaml"
 type_command_line_values(config, workflow.config_settings.config or {})
 # an error names the file and line that set the entry (or --config): the command line's values
 # win, then the last --configfile, ..., then config/config.yaml
-validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml", sources=[
-    ("--config", workflow.config_settings.config or {}),
-    *reversed(workflow.overwrite_configfiles or []),
-    Path(workflow.basedir) / "config" / "config.yaml"])
+validate_config(
+    config,
+    Path(workflow.basedir) / "config" / "schema.yaml",
+    sources=[
+        ("--config", workflow.config_settings.config or {}),
+        *reversed(workflow.overwrite_configfiles or []),
+        Path(workflow.basedir) / "config" / "config.yaml",
+    ],
+)
 check_mirror(config, workflow.config_settings.config)
 # a damaged local copy of a fetched file is fetched again (named, its date kept), and a damaged
 # derived file (its bytes no longer those its checksum sidecar holds) is removed, so its rule

@@ -98,6 +98,16 @@ def sha256_of(path, chunk: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
+def _sidecar_mismatch(path, sidecar) -> str:
+    """"sha256 <actual>..., written as <recorded>..." when ``path``'s bytes are not those its
+    ``sidecar`` records, else ""."""
+    expected = (Path(sidecar).read_text().split(maxsplit=1) or [""])[0]
+    actual = sha256_of(path)
+    if actual == expected:
+        return ""
+    return f"sha256 {actual[:12]}..., written as {expected[:12] or '(empty sidecar)'}..."
+
+
 def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
     """Check every file under ``folders`` that has a checksum sidecar against it; remove each
     whose bytes no longer match (and its sidecar), so the rule that made it makes it again in
@@ -117,14 +127,12 @@ def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
                 if not dry_run:
                     sidecar.unlink()
                 continue
-            expected = (sidecar.read_text().split(maxsplit=1) or [""])[0]
-            actual = sha256_of(path)
-            if actual != expected:
+            mismatch = _sidecar_mismatch(path, sidecar)
+            if mismatch:
                 if not dry_run:
                     path.unlink()
                     sidecar.unlink()
-                removed.append(f"{path}: sha256 {actual[:12]}..., written as "
-                               f"{expected[:12] or '(empty sidecar)'}..."
+                removed.append(f"{path}: {mismatch}"
                                + (" (a run would remove it)" if dry_run else ""))
     return removed
 
@@ -201,14 +209,12 @@ def check_sidecar(path) -> None:
     sidecar = sidecar_of(path)
     if not sidecar.is_file():
         return
-    expected = (sidecar.read_text().split(maxsplit=1) or [""])[0]
-    actual = sha256_of(path)
-    if actual != expected:
+    mismatch = _sidecar_mismatch(path, sidecar)
+    if mismatch:
         Path(path).unlink(missing_ok=True)
         sidecar.unlink(missing_ok=True)
-        raise DamagedFileError(f"{path}: damaged (sha256 {actual[:12]}..., written as "
-                               f"{expected[:12] or '(empty sidecar)'}...): removed; run the "
-                               f"pipeline again to make it again")
+        raise DamagedFileError(f"{path}: damaged ({mismatch}): removed; run the pipeline "
+                               f"again to make it again")
 
 
 def read_table(path, *, required=()) -> pd.DataFrame:

@@ -414,3 +414,23 @@ def test_grid_search_routes_devices_to_every_fit(estimator_class):
     np.testing.assert_array_equal(best.cluster_centers_, direct.cluster_centers_)
     with pytest.raises(TypeError, match="positional"):
         make(estimator_class).fit(X, None, devices)
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
+def test_a_routed_pipeline_fit_predicts_on_the_devices_with_one_request(estimator_class):
+    """With metadata routing on, ``set_fit_request(devices=True)`` alone lets a pipeline's
+    ``fit_predict`` (and ``fit_transform``) route the devices to the fit: its labels are the
+    fit's ``labels_`` on those devices (k-FED's induced clustering)."""
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, devices = blobs()
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(),
+                             make(estimator_class).set_fit_request(devices=True))
+        labels = pipe.fit_predict(X, devices=devices)
+        distances = clone(pipe).fit_transform(X, devices=devices)
+    direct = make(estimator_class).fit(StandardScaler().fit_transform(X), devices=devices)
+    np.testing.assert_array_equal(labels, direct.labels_)
+    np.testing.assert_allclose(distances, direct.transform(StandardScaler().fit_transform(X)))

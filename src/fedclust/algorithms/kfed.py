@@ -911,6 +911,19 @@ class KFed(FederatedClusteringMixin):
         comm.add_rounds(1)
         comm.note("devices_participating", int(participating.sum()))
 
+    def _get_metadata_request(self):
+        """The routing requests, ``predict``'s ``devices`` following ``fit``'s until set.
+
+        ``fit_predict`` returns the fit's ``labels_``, but scikit-learn composes its request
+        from ``fit``'s and ``predict``'s, which both take ``devices``: without this, a routed
+        ``Pipeline.fit_predict`` after ``set_fit_request(devices=True)`` alone is refused as
+        a conflict. An explicit ``set_predict_request`` is kept."""
+        requests = super()._get_metadata_request()
+        fit_value = requests.fit.requests.get("devices")
+        if requests.predict.requests.get("devices") is None and fit_value is not None:
+            requests.predict.add_request(param="devices", alias=fit_value)
+        return requests
+
     def predict(self, X, devices=None):
         """Cluster new data with the fitted global centers.
 

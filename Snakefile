@@ -28,7 +28,11 @@ from fedclust.io import (  # noqa: E402
     remove_orphan_temporaries,
 )
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
-from fedclust.pipeline.config import type_command_line_values, validate_config  # noqa: E402
+from fedclust.pipeline.config import (  # noqa: E402
+    config_warnings,
+    type_command_line_values,
+    validate_config,
+)
 from fedclust.pipeline.configfiles import is_dry_run  # noqa: E402
 from fedclust.pipeline.data import check_mirror, repair_corrupt_copies  # noqa: E402
 
@@ -42,15 +46,12 @@ configfile: "config/config.yaml"
 type_command_line_values(config, workflow.config_settings.config or {})
 # an error names the file and line that set the entry (or --config): the command line's values
 # win, then the last --configfile, ..., then config/config.yaml
-validate_config(
-    config,
-    Path(workflow.basedir) / "config" / "schema.yaml",
-    sources=[
-        ("--config", workflow.config_settings.config or {}),
-        *reversed(workflow.overwrite_configfiles or []),
-        Path(workflow.basedir) / "config" / "config.yaml",
-    ],
-)
+CONFIG_SOURCES = [
+    ("--config", workflow.config_settings.config or {}),
+    *reversed(workflow.overwrite_configfiles or []),
+    Path(workflow.basedir) / "config" / "config.yaml",
+]
+validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml", sources=CONFIG_SOURCES)
 check_mirror(config, workflow.config_settings.config)
 # a damaged local copy of a fetched file is fetched again (named, its date kept), and a damaged
 # derived file (its bytes no longer those its checksum sidecar holds) is removed, so its rule
@@ -58,6 +59,9 @@ check_mirror(config, workflow.config_settings.config)
 # cluster's nodes parse this file too.
 # A dry run (-n) changes nothing: it says what a run would repair.
 if workflow.is_main_process:
+    # a key set twice in a file, a near-miss profile name, an implausible number of runs
+    for problem in config_warnings(config, CONFIG_SOURCES):
+        logger.warning(f"config: {problem}")
     DRY_RUN = workflow.dryrun or is_dry_run(sys.argv[1:])
     for problem in repair_corrupt_copies(config, dry_run=DRY_RUN):
         logger.warning(f"damaged local copy: {problem}")

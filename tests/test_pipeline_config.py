@@ -265,6 +265,16 @@ MALFORMED = [
      "config/paper_targets.yaml (did you mean 'kfed.table2'?)"),
     (_set(("reproduction",), {"not_at_this_profile": {"kfed.table2": "short"}}),
      "'reproduction.not_at_this_profile.kfed.table2': 'short' is too short"),
+    # settings that cannot run, once accepted and failed inside their jobs
+    (_set(("coreset", "synthetic", "n_samples"), 5),
+     "'coreset.synthetic.n_samples': 5 rows cannot make 50 clusters"),
+    (_set(("kfed", "table1", "separation"), float("nan")),
+     "'kfed.table1.separation': nan is not a finite number"),
+    (_set(("kfed", "table1", "separation"), float("inf")),
+     "'kfed.table1.separation': inf is not a finite number"),
+    # what Snakemake keeps of --config 'kfed={fig1: {runs: 3}' (not YAML): the string
+    (_set(("kfed",), "{fig1: {runs: 3}"),
+     "'kfed': '{fig1: {runs: 3}' is not valid YAML: expected ',' or '}'"),
 ]
 
 
@@ -376,3 +386,56 @@ def test_a_dry_run_is_read_from_snakemakes_command_line():
     assert not is_dry_run(["--cores", "2", "--configfile", "config/ci.yaml"])
     assert not is_dry_run(["-j", "2", "--", "-n"])          # after "--": a target
     assert not is_dry_run(["--config", "runs=-n"]) and not is_dry_run(["-c1"])
+
+
+def test_command_line_config_entries_are_checked_in_one_line():
+    from fedclust.pipeline.configfiles import command_line_problems, config_entry_problem
+
+    assert config_entry_problem("seed=3") is None
+    assert config_entry_problem("kfed={fig1: {runs: 3}}") is None
+    assert config_entry_problem("runs").startswith("--config runs: an entry is name=value")
+    assert config_entry_problem("kfed.fig1.runs=3") == (
+        "--config kfed.fig1.runs=3: a nested key is not dotted; write "
+        "--config 'kfed={fig1: {runs: 3}}'")
+    assert "is not a config key" in config_entry_problem("2seed=1")
+    problems = command_line_problems(["-n", "--config", "seed=1", "results/run_config.yaml"])
+    assert problems == [config_entry_problem("results/run_config.yaml")]
+    assert "a target after --config" in problems[0]
+    assert command_line_problems(["--config", "seed=1", "--", "results/run_config.yaml"]) == []
+
+
+def test_a_target_after_configfile_is_named_as_one(tmp_path):
+    from fedclust.pipeline.configfiles import read_config_file
+
+    image = tmp_path / "figure.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    _, problem = read_config_file(image)
+    assert problem == (f"config file {image}: not a text file (a target after --configfile is "
+                       f"read as one: put targets before it or after --)")
+    _, problem = read_config_file(tmp_path / "results" / "reproduction.md")
+    assert problem.endswith("No such file or directory (a target after --configfile is read "
+                            "as one: put targets before it or after --)")
+    assert read_config_file(tmp_path / "mine.yaml")[1].endswith("No such file or directory")
+
+
+def test_likely_mistakes_in_a_valid_config_are_warned_with_their_line(tmp_path):
+    from fedclust.pipeline.config import config_warnings
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("profile: quik\nseed: 1\nkfed:\n  fig1:\n    runs: 1000000000\n"
+                    "seed: 2\n")
+    config = load("config.yaml")
+    update_config(config, yaml.safe_load(mine.read_text()))
+    sources = [("--config", {}), ("mine.yaml", mine), REPO / "config" / "config.yaml"]
+    assert config_warnings(config, sources) == [
+        "mine.yaml, line 6: config key 'seed' set again (line 2); the later value is used",
+        "mine.yaml, line 1: profile 'quik' (did you mean 'quick'?); the name goes into the "
+        "report as written",
+        "mine.yaml, line 5: config key 'kfed.fig1.runs': 1,000,000,000 runs (more than 1,000: "
+        "is it a typo?)"]
+    # the shipped profiles have none
+    for name in ("config.yaml", "ci.yaml"):
+        config = load("config.yaml")
+        update_config(config, load(name))
+        assert config_warnings(config, [REPO / "config" / name,
+                                        REPO / "config" / "config.yaml"]) == []

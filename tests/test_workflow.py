@@ -168,6 +168,18 @@ def test_a_missing_or_broken_configfile_is_named_with_its_line(tmp_path):
     assert "Job stats" not in result.stdout
 
 
+def test_a_malformed_config_entry_is_named_in_one_line(tmp_path):
+    """Snakemake parses --config before the pipeline's code (a 12-28-line traceback): the
+    workflow profile names the entry and says how to write it."""
+    work = copy_workflow(tmp_path)
+    for entry, expected in (("runs", "--config runs: an entry is name=value"),
+                            ("kfed.fig1.runs=3", "write --config 'kfed={fig1: {runs: 3}}'")):
+        result = run(["-n", "--config", entry], work, ok=False)
+        lines = result.stderr.strip().splitlines()
+        assert expected in lines[-1] and len(lines) <= 2, result.stderr
+        assert "Traceback" not in result.stderr
+
+
 def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     (work / "results").symlink_to("/sys/kernel")  # no user, root included, can write there

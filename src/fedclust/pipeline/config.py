@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import re
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from .configfiles import read_config_file
 from .data import MIXTURE, SYNTHETIC, dataset_names
 
 __all__ = ["ConfigError", "load_schema", "validate_config", "type_command_line_values",
-           "load_config_file", "locate_key"]
+           "load_config_file", "locate_key", "config_warnings"]
 
 
 def load_config_file(path) -> dict:
@@ -103,6 +104,20 @@ def _short(value, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _yaml_problem(value) -> str | None:
+    """What YAML finds wrong with a string meant as a mapping or list (a ``--config``
+    value that did not parse, which Snakemake then keeps as a string), or None."""
+    if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        return problem + (f" at column {mark.column + 1}" if mark is not None else "")
+    return None
+
+
 def _message(error) -> str:
     where = _where(error.absolute_path)
     schema, instance = error.schema, error.instance
@@ -129,6 +144,9 @@ def _message(error) -> str:
     elif error.validator == "type":
         expected = error.validator_value
         detail = f"{_short(instance)} is not of type {expected}"
+        problem = _yaml_problem(instance) if expected in ("object", "array") else None
+        if problem:
+            detail = f"{_short(instance)} is not valid YAML: {problem}"
     else:
         detail = error.message if len(error.message) < 160 else f"{_short(instance)} is invalid"
     text = f"config key '{where}': {detail}"
@@ -256,6 +274,76 @@ def locate_key(keys, sources) -> str | None:
     return None
 
 
+def _leaves(node, keys=()):
+    """Every ``(key path, value)`` below ``node`` that is not a mapping or a list."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*keys, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaves(value, (*keys, index))
+    else:
+        yield keys, node
+
+
+def _dotted(keys) -> str:
+    text = ""
+    for key in keys:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
+    return text
+
+
+def _duplicate_keys(node, keys=()):
+    """``(key path, line, earlier line)`` of every key a YAML mapping node sets twice."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                yield (*keys, key), key_node.start_mark.line + 1, seen[key]
+            seen[key] = key_node.start_mark.line + 1
+            yield from _duplicate_keys(value_node, (*keys, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _duplicate_keys(item, (*keys, index))
+
+
+#: profile names the pipeline ships (config/config.yaml, config/ci.yaml)
+KNOWN_PROFILES = ("paper", "quick")
+#: more runs than this in one setting is taken for a typo
+PLAUSIBLE_RUNS = 1000
+
+
+def config_warnings(config: dict, sources) -> list[str]:
+    """What in a valid config is probably a mistake, each naming where it was set: a key a
+    config file sets twice (YAML keeps the later value), a ``profile`` one letter off a
+    shipped one, a ``runs`` above :data:`PLAUSIBLE_RUNS`."""
+    found = []
+    for entry in sources:
+        label, source = entry if isinstance(entry, tuple) else (None, entry)
+        if isinstance(source, dict):
+            continue
+        try:
+            root = yaml.compose(Path(source).read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        for keys, line, earlier in _duplicate_keys(root):
+            found.append(f"{label or _short_path(source)}, line {line}: config key "
+                         f"'{_dotted(keys)}' set again (line {earlier}); the later value is used")
+    profile = config.get("profile")
+    close = difflib.get_close_matches(str(profile), KNOWN_PROFILES, n=1, cutoff=0.7)
+    if profile not in KNOWN_PROFILES and close:
+        where = locate_key(["profile"], sources) or "config"
+        found.append(f"{where}: profile '{profile}' (did you mean '{close[0]}'?); the name goes "
+                     f"into the report as written")
+    for keys, value in _leaves(config):
+        if keys and keys[-1] == "runs" and isinstance(value, int) and value > PLAUSIBLE_RUNS:
+            where = locate_key(keys, sources) or "config"
+            found.append(f"{where}: config key '{_dotted(keys)}': {value:,} runs (more than "
+                         f"{PLAUSIBLE_RUNS:,}: is it a typo?)")
+    return found
+
+
 def validate_config(config: dict, schema_path, *, sources=None) -> dict:
     """Validate ``config`` in place against the schema, filling its defaults; with
     ``sources`` (:func:`locate_key`'s), an error also names the file and line (or
@@ -292,13 +380,25 @@ def validate_config(config: dict, schema_path, *, sources=None) -> dict:
     if error is not None:
         where = locate_key(_key_path(error), sources) if sources else None
         raise ConfigError((f"{where}: " if where else "") + _message(error))
-    _check_coreset(config)
-    _check_fedkmeans(config)
-    _check_kfed_clusters_per_device(config)
-    _check_kfed_applications(config)
-    _check_localkmeans(config)
-    _check_comparison(config)
-    _check_reproduction(config)
+    for keys, value in _leaves(config):
+        if isinstance(value, float) and not math.isfinite(value):
+            where = locate_key(keys, sources) if sources else None
+            raise ConfigError((f"{where}: " if where else "") +
+                              f"config key '{_dotted(keys)}': {value} is not a finite number")
+    try:
+        _check_coreset(config)
+        _check_fedkmeans(config)
+        _check_kfed_clusters_per_device(config)
+        _check_kfed_applications(config)
+        _check_localkmeans(config)
+        _check_comparison(config)
+        _check_reproduction(config)
+    except ConfigError as error:  # named with the file and line of the key it names
+        named = re.match(r"config key '([\w.]+)'", str(error))
+        where = locate_key(named.group(1).split("."), sources) if named and sources else None
+        if where is None:
+            raise
+        raise ConfigError(f"{where}: {error}") from None
     return config
 
 
@@ -462,6 +562,14 @@ def _check_coreset(config: dict) -> None:
     if lacking:
         raise ConfigError(f"config key 'coreset.n_clusters': no k for data set(s) "
                           f"{', '.join(lacking)}; add e.g. 'coreset.n_clusters.{lacking[0]}: 10'")
+    synthetic = cfg["synthetic"]
+    for bound, what in (("n_clusters", "clusters"), ("n_sites", "sites")):
+        limit = synthetic[bound] if bound == "n_clusters" else cfg[bound]
+        if synthetic["n_samples"] < limit:
+            raise ConfigError(f"config key 'coreset.synthetic.n_samples': "
+                              f"{synthetic['n_samples']} rows cannot make {limit} {what} "
+                              f"('coreset.{'synthetic.' if bound == 'n_clusters' else ''}"
+                              f"{bound}')")
     uses_grid = "grid" in cfg["graphs"] or "grid" in cfg["kmedian"]["graphs"]
     side = round(cfg["n_sites"] ** 0.5)
     if uses_grid and side * side != cfg["n_sites"]:

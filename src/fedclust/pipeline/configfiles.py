@@ -19,17 +19,22 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["read_config_file", "command_line_problems", "is_dry_run", "main"]
+__all__ = ["read_config_file", "config_entry_problem", "command_line_problems", "is_dry_run",
+           "main"]
 
 
 def read_config_file(path) -> tuple[dict | None, str | None]:
     """``(keys, None)``, or ``(None, problem)`` where ``path`` is missing, empty, not YAML or
     not a mapping: the problem names the file (and the line and column of a YAML mistake)."""
     path = Path(path)
+    hint = "" if path.suffix in (".yaml", ".yml", ".json") else (
+        " (a target after --configfile is read as one: put targets before it or after --)")
     try:
         text = path.read_text()
     except OSError as error:
-        return None, f"config file {path}: {error.strerror}"
+        return None, f"config file {path}: {error.strerror}{hint}"
+    except UnicodeDecodeError:
+        return None, f"config file {path}: not a text file{hint}"
     try:
         loaded = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -53,9 +58,32 @@ def command_line_problems(argv) -> list[str]:
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--configfile", "--configfiles", nargs="+", action="extend",
                         default=[])
+    parser.add_argument("--config", "-C", nargs="*", action="extend", default=[])
     known, _ = parser.parse_known_args(list(argv))
-    return [problem for path in known.configfile
-            if (problem := read_config_file(path)[1]) is not None]
+    problems = [problem for entry in known.config
+                if (problem := config_entry_problem(entry)) is not None]
+    return problems + [problem for path in known.configfile
+                       if (problem := read_config_file(path)[1]) is not None]
+
+
+def config_entry_problem(entry: str) -> str | None:
+    """What is wrong with one ``--config`` entry (``name=value``, ``name`` a top-level key),
+    or None; Snakemake's own message comes with a traceback of 12-28 lines."""
+    name, equals, _ = entry.partition("=")
+    if not equals:
+        return (f"--config {entry}: an entry is name=value (e.g. --config seed=3); a target "
+                f"after --config is read as one: put targets before it or after --")
+    if "." in name:
+        head, *rest = name.split(".")
+        value = entry.partition("=")[2]
+        nested = value
+        for key in reversed(rest):
+            nested = f"{{{key}: {nested}}}"
+        return (f"--config {entry}: a nested key is not dotted; write "
+                f"--config '{head}={nested}'")
+    if not name.isidentifier():
+        return f"--config {entry}: '{name}' is not a config key (letters, digits and _)"
+    return None
 
 
 def is_dry_run(argv) -> bool:

@@ -434,3 +434,23 @@ def test_a_routed_pipeline_fit_predicts_on_the_devices_with_one_request(estimato
     direct = make(estimator_class).fit(StandardScaler().fit_transform(X), devices=devices)
     np.testing.assert_array_equal(labels, direct.labels_)
     np.testing.assert_allclose(distances, direct.transform(StandardScaler().fit_transform(X)))
+
+
+@pytest.mark.parametrize("estimator_class",
+                         [e for e in ALL if getattr(e, "_reports_rounds", False)])
+def test_threadpool_limits_limit_the_kernels_threads(estimator_class):
+    """``threadpoolctl.threadpool_limits(1)`` limits numba's kernels as it limits BLAS: a
+    fit under it sees one numba thread (checked in its round callback), and the count comes
+    back after."""
+    import numba
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    assert "numba" in {info["user_api"] for info in threadpool_info()}
+    X, _, devices = blobs()
+    seen = []
+    before = numba.get_num_threads()
+    with threadpool_limits(limits=1):
+        make(estimator_class).fit(X, devices=devices,
+                                  callback=lambda state: seen.append(numba.get_num_threads()))
+    assert seen and set(seen) == {1}
+    assert numba.get_num_threads() == before

@@ -62,9 +62,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import threadpoolctl
 from numba import njit, prange
 from scipy.spatial.distance import cdist
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import LibController, ThreadpoolController
 
 from ._validation import check_choice
 from .federation import Federation
@@ -120,6 +121,28 @@ _COINCIDENT_ULPS = 4
 _SUM_TASK_ROWS = 65536
 # row ranges of a Weiszfeld step's sums, at most
 _WEISZFELD_TASKS = 8
+
+class _NumbaThreads(LibController):
+    """numba's thread pool as threadpoolctl sees it: ``threadpool_limits(1)`` (or any limit
+    without ``user_api``, or ``user_api="numba"``) then limits the kernels' threads too, as it
+    does BLAS and OpenMP. Found by numba's helper library, which ``import numba`` loads; the
+    count is set through numba's API (per calling thread, as numba keeps it)."""
+
+    user_api = "numba"
+    internal_api = "numba"
+    filename_prefixes = ("_helperlib",)
+
+    def get_num_threads(self):
+        return numba.get_num_threads()
+
+    def set_num_threads(self, num_threads):
+        numba.set_num_threads(max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS)))
+
+    def get_version(self):
+        return numba.__version__
+
+
+threadpoolctl.register(_NumbaThreads)
 
 _controller: ThreadpoolController | None = None
 

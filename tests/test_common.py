@@ -454,3 +454,22 @@ def test_threadpool_limits_limit_the_kernels_threads(estimator_class):
                                   callback=lambda state: seen.append(numba.get_num_threads()))
     assert seen and set(seen) == {1}
     assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("estimator_class", ALL)
+def test_string_and_negative_device_ids_fit_as_their_integer_positions(estimator_class):
+    """Clients named by strings, or by negative integers, fit the same model as the same
+    devices numbered 0..Z-1 in the order of their sorted ids; the ledger names a device by
+    that position (no device is taken for the server, -1)."""
+    X, _, devices = blobs()
+    names = np.array([f"client-{z:02d}" for z in range(devices.max() + 1)])[devices]
+    negative = devices - devices.max() - 1  # -Z..-1: the last device's id is the server's
+    base = make(estimator_class).fit(X, devices=devices)
+    for ids in (names, names.astype(object), negative):
+        est = make(estimator_class).fit(X, devices=ids)
+        np.testing.assert_array_equal(est.cluster_centers_, base.cluster_centers_)
+        np.testing.assert_array_equal(est.labels_, base.labels_)
+        assert est.communication_.summary() == base.communication_.summary()
+        assert est.communication_.by_edge().equals(base.communication_.by_edge())
+    with pytest.raises(ValueError, match="ids of one sortable type"):
+        make(estimator_class).fit(X, devices=np.array([1, "a"] * (len(X) // 2), dtype=object))

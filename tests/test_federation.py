@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from fedclust.federation import Federation
 from fedclust.partitions import iid_partition, structured_partition
+from fedclust.topology import Topology
 
 
 def test_from_devices_sorts_rows_and_builds_offsets(rng):
@@ -42,8 +43,29 @@ def test_subset_keeps_chosen_devices(rng):
 def test_bad_devices_are_named():
     with pytest.raises(ValueError, match="devices must be a 1-D array"):
         Federation.from_devices(np.zeros((4, 2)), [0, 1, 2])
-    with pytest.raises(ValueError, match="integer device ids"):
-        Federation.from_devices(np.zeros((2, 2)), ["a", "b"])
+    with pytest.raises(ValueError, match="integer or string device ids"):
+        Federation.from_devices(np.zeros((2, 2)), [0.5, 1.0])
+    with pytest.raises(ValueError, match="ids of one sortable type"):
+        Federation.from_devices(np.zeros((2, 2)), np.array(["a", 1], dtype=object))
+
+
+def test_string_ids_are_devices_and_a_topology_needs_integer_ones():
+    """Clients named by strings sort as their names; their nodes (the star's, the ledger's)
+    are their positions. A topology's nodes are the devices' ids: only non-negative
+    integers can be them."""
+    X = np.arange(10.0).reshape(5, 2)
+    fed = Federation.from_devices(X, ["b", "a", "b", "c", "a"])
+    assert fed.device_ids.tolist() == ["a", "b", "c"]
+    np.testing.assert_array_equal(fed.device_sizes, [2, 2, 1])
+    np.testing.assert_array_equal(fed.node_ids, [0, 1, 2])
+    assert sorted(fed.network.devices.tolist()) == [0, 1, 2]
+    np.testing.assert_array_equal(Federation.from_devices(X, [7, 3, 7, 9, 3]).node_ids,
+                                  [3, 7, 9])
+    np.testing.assert_array_equal(Federation.from_devices(X, [-1, 0, 0, 1, 1]).node_ids,
+                                  [0, 1, 2])
+    for ids in (["b", "a", "b", "c", "a"], [-1, 0, 0, 1, 1]):
+        with pytest.raises(ValueError, match="a topology's nodes are non-negative integers"):
+            Federation.from_devices(X, ids, topology=Topology.grid(2))
     with pytest.raises(ValueError, match="X contains NaN"):
         Federation.from_devices(np.array([[np.nan, 1.0]]), [0])
 

@@ -464,6 +464,25 @@ def test_server_starts_is_validated():
         KFed(3, 2, server_starts=2.5).fit(X, devices=devices)
 
 
+def test_partial_fit_joins_clients_named_by_strings():
+    """Named clients join by name (a new one without ``devices`` gets a fresh name); the
+    ledger books the late ones after the fitted ones, by position."""
+    mix, devices = mixture(4, c=0.3)
+    names = np.array([f"client{z:03d}" for z in range(devices.max() + 1)])[devices]
+    late = np.isin(devices, np.unique(devices)[-3:])
+    km = KFed(9, 3, random_state=0).fit(mix.X[~late], devices=names[~late])
+    fitted = len(km.device_ids_)
+    km.partial_fit(mix.X[late], devices=names[late])
+    assert km.device_ids_.tolist() == sorted(set(names[~late])) + sorted(set(names[late]))
+    edges = km.communication_.by_edge()
+    assert set(edges[edges.kind == "late_local_centers"].sender) == {fitted, fitted + 1,
+                                                                     fitted + 2}
+    km.partial_fit(mix.X[:5])
+    assert km.device_ids_[-1] == f"device{fitted + 3}"
+    with pytest.raises(ValueError, match="of the fitted ones' kind"):
+        km.partial_fit(mix.X[:5], devices=np.full(5, 1000))
+
+
 def test_partial_fit_lets_new_devices_join_as_theorem_3_2_says():
     mix, devices = mixture(4, c=0.3)
     late = np.isin(devices, np.unique(devices)[-3:])

@@ -88,18 +88,29 @@ def _check_scale(X: np.ndarray, name: str) -> None:
 
 
 def check_devices(devices, n_samples: int, *, name: str = "devices") -> np.ndarray:
-    """Return the per-row device ids as a 1-D integer array of length ``n_samples``."""
+    """Return the per-row device ids as a 1-D array of length ``n_samples``: integers (int64;
+    whole floats become integers) or strings (federated data sets usually name their
+    clients), any values of one type that sort."""
     devices = np.asarray(devices)
     if devices.ndim != 1 or devices.shape[0] != n_samples:
         raise ValueError(
             f"{name} must be a 1-D array with one device id per row of X ({n_samples}); "
             f"got shape {devices.shape}"
         )
-    if not np.issubdtype(devices.dtype, np.integer):
+    if devices.dtype.kind in "USO":  # strings, or objects that must sort among themselves
+        try:
+            np.unique(devices)
+        except TypeError:
+            kinds = sorted({type(v).__name__ for v in devices.tolist()})
+            raise ValueError(f"{name} must be ids of one sortable type (integers or strings); "
+                             f"got {', '.join(kinds)}") from None
+        return devices
+    if not np.issubdtype(devices.dtype, np.integer) or devices.dtype == bool:
         if np.issubdtype(devices.dtype, np.floating) and np.all(devices == np.round(devices)):
             devices = devices.astype(np.int64)
         else:
-            raise ValueError(f"{name} must hold integer device ids; got dtype {devices.dtype}")
+            raise ValueError(f"{name} must hold integer or string device ids; got dtype "
+                             f"{devices.dtype}")
     return devices.astype(np.int64, copy=False)
 
 

@@ -64,7 +64,7 @@ def _sort_by_device(devices: np.ndarray):
     integers (the partitioners' ``0..Z-1``) are sorted by counting, in linear time.
     """
     n = len(devices)
-    if n and devices.min() >= 0 and devices.max() < 4 * n:
+    if n and devices.dtype.kind in "iu" and devices.min() >= 0 and devices.max() < 4 * n:
         per_id = np.bincount(devices)
         device_ids = np.flatnonzero(per_id)
         counts = per_id[device_ids]
@@ -117,8 +117,18 @@ class Federation:
     def network(self) -> Topology:
         """The topology, the star around a server when none was given."""
         if self.topology is None:
-            object.__setattr__(self, "topology", Topology.star(self.device_ids))
+            object.__setattr__(self, "topology", Topology.star(self.node_ids))
         return self.topology
+
+    @cached_property
+    def node_ids(self) -> np.ndarray:
+        """The devices' nodes in the :attr:`network`: their ids where these are non-negative
+        integers, else their positions ``0..n_devices-1`` (string ids, negative ids: the
+        server is node -1)."""
+        ids = self.device_ids
+        if ids.dtype.kind in "iu" and (ids.size == 0 or ids.min() >= 0):
+            return ids.astype(np.int64, copy=False)
+        return np.arange(len(ids), dtype=np.int64)
 
     @property
     def is_star(self) -> bool:
@@ -157,6 +167,10 @@ class Federation:
             if not isinstance(topology, Topology):
                 raise TypeError(f"topology must be a fedclust.topology.Topology; got "
                                 f"{type(topology).__name__}")
+            if device_ids.dtype.kind not in "iu" or (device_ids.size and device_ids.min() < 0):
+                raise ValueError(f"a topology's nodes are non-negative integers, the devices' "
+                                 f"ids; these devices are named {device_ids[:3].tolist()}...: "
+                                 f"give them the ids of their nodes")
             topology.check_devices(device_ids)
         return cls(X=X_sorted, offsets=offsets, device_ids=device_ids, order=order,
                    weights=None if weights is None else weights[order], topology=topology)

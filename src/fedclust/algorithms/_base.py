@@ -124,11 +124,14 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
         y : Ignored
             Not used, present for API consistency (as scikit-learn's ``KMeans``): class labels
             that a ``Pipeline`` passes are never read as devices.
-        devices : array-like of int, shape (n_samples,), default=None
-            The device (machine, client, site) holding each row; None: one device holds every
-            row. Keyword only; a metadata that ``Pipeline``, ``GridSearchCV`` and
-            ``cross_validate`` pass to ``fit`` when metadata routing is on and the estimator
-            requests it (``set_fit_request(devices=True)``).
+        devices : array-like of shape (n_samples,), default=None
+            The device (machine, client, site) holding each row, by id: integers (of any
+            sign) or strings; None: one device holds every row. The communication ledger
+            names a device by its position in the sorted ids (the server is -1); a
+            ``topology`` (DistributedCoreset) by its id, a non-negative integer. Keyword
+            only; a metadata that ``Pipeline``, ``GridSearchCV`` and ``cross_validate`` pass
+            to ``fit`` when metadata routing is on and the estimator requests it
+            (``set_fit_request(devices=True)``).
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of every row; ``w`` repeated rows and weight ``w`` fit the same model.
         callback : callable(RoundState), optional

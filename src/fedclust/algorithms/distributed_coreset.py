@@ -157,7 +157,7 @@ class DistributedCoreset(FederatedClusteringMixin):
             local = local_solutions(federation, k, random_state=rng, max_iter=self.max_iter,
                                     objective=self.objective)
             Z = federation.n_devices
-            network, ids = federation.network, federation.device_ids
+            network, ids = federation.network, federation.node_ids
             if isinstance(network, SpanningTree):
                 self.tree_ = network
             if self.construction == "distributed":
@@ -324,9 +324,9 @@ def zhang_coreset(federation: Federation, tree: SpanningTree, n_clusters: int,
         NaN for the root, which builds none.
     """
     k, d, Z = n_clusters, federation.n_features, federation.n_devices
-    share = dict(zip(federation.device_ids.tolist(),
+    share = dict(zip(federation.node_ids.tolist(),
                      equal_shares(coreset_size, Z).tolist(), strict=True))
-    position = {int(v): z for z, v in enumerate(federation.device_ids)}
+    position = {int(v): z for z, v in enumerate(federation.node_ids)}
     received: dict[int, list[Coreset]] = {}
     costs = np.zeros(Z)
     points_sent = 0

@@ -992,9 +992,16 @@ class KFed(FederatedClusteringMixin):
         """
         if not hasattr(self, "cluster_centers_"):
             return self.fit(X, devices=devices, sample_weight=sample_weight)
-        if devices is None:
-            devices = np.full(len(X), int(np.max(self.device_ids_)) + 1, dtype=np.int64)
-        joined = np.intersect1d(np.unique(np.asarray(devices)), self.device_ids_)
+        if devices is None:  # one new device, named after the fitted ones
+            fresh = int(np.max(self.device_ids_)) + 1 if self.device_ids_.dtype.kind in "iu" \
+                else f"device{len(self.device_ids_)}"
+            devices = np.full(len(X), fresh, dtype=self.device_ids_.dtype
+                              if self.device_ids_.dtype.kind in "iu" else object)
+        devices = check_devices(devices, len(X))
+        if (devices.dtype.kind in "iu") != (self.device_ids_.dtype.kind in "iu"):
+            raise ValueError(f"the new devices' ids must be of the fitted ones' kind (integers "
+                             f"or strings); fitted: {self.device_ids_[:3].tolist()}...")
+        joined = np.intersect1d(np.unique(devices), self.device_ids_)
         if len(joined):
             raise ValueError(f"devices {joined[:5].tolist()} already joined this model: "
                              f"partial_fit adds new devices (Theorem 3.2)")
@@ -1004,10 +1011,12 @@ class KFed(FederatedClusteringMixin):
         per_device = np.bincount(device_of_center, minlength=federation.n_devices)
         talkers = np.flatnonzero(per_device)
         d = federation.n_features
-        self.communication_.send("late_local_centers", federation.device_ids[talkers], SERVER,
+        # in the ledger a device is its position in device_ids_, as in fit: the new ones
+        # follow the fitted ones
+        nodes = len(self.device_ids_) + talkers
+        self.communication_.send("late_local_centers", nodes, SERVER,
                                  floats=per_device[talkers] * d)
-        self.communication_.send("late_cluster_ids", SERVER, federation.device_ids[talkers],
-                                 ints=per_device[talkers])
+        self.communication_.send("late_cluster_ids", SERVER, nodes, ints=per_device[talkers])
         self.local_centers_ = np.concatenate([self.local_centers_, centers])
         self.local_center_devices_ = np.concatenate(
             [self.local_center_devices_, federation.device_ids[device_of_center]])

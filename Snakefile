@@ -15,6 +15,7 @@
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import min_version
 
@@ -35,6 +36,7 @@ from fedclust.pipeline.config import (  # noqa: E402
 )
 from fedclust.pipeline.configfiles import is_dry_run  # noqa: E402
 from fedclust.pipeline.data import check_mirror, repair_corrupt_copies  # noqa: E402
+from fedclust.pipeline.lock import lock_message  # noqa: E402
 
 
 configfile: "config/config.yaml"
@@ -63,6 +65,13 @@ if workflow.is_main_process:
     for problem in config_warnings(config, CONFIG_SOURCES):
         logger.warning(f"config: {problem}")
     DRY_RUN = workflow.dryrun or is_dry_run(sys.argv[1:])
+    # locks left in the folder: a live run's stops this one before it repairs anything; a dead
+    # run's are named, with --unlock as what to do
+    LOCK = lock_message(Path.cwd())
+    if LOCK is not None:
+        if LOCK[1] and not DRY_RUN:
+            raise WorkflowError(LOCK[0])
+        logger.warning(f"lock: {LOCK[0]}")
     for problem in repair_corrupt_copies(config, dry_run=DRY_RUN):
         logger.warning(f"damaged local copy: {problem}")
     for problem in remove_damaged_files(OUTPUT_FOLDERS, dry_run=DRY_RUN):

@@ -2,6 +2,7 @@
 
 import logging
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -67,3 +68,44 @@ def test_a_finished_job_prints_one_line_with_its_wildcards_and_time(tmp_path, ca
         pass
     assert capsys.readouterr().err.startswith("done toy_rule in ")
     logging.getLogger().handlers.clear()
+
+
+def test_a_job_stops_when_the_snakemake_that_started_it_is_killed(tmp_path):
+    """A job whose parent dies by SIGKILL (which the parent cannot pass on) stops by itself
+    within a few checks, logging why; while the parent lives it runs on."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    log = tmp_path / "job.log"
+    child = textwrap.dedent(f"""
+        import logging, time
+        from fedclust.pipeline.job import stop_when_orphaned
+        logging.basicConfig(filename={str(log)!r}, level=logging.INFO, force=True)
+        stop_when_orphaned("slow_rule", logging.getLogger("fedclust"), interval=0.1)
+        time.sleep(60)
+    """)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time; "
+         f"p = subprocess.Popen([sys.executable, '-c', {child!r}]); print(p.pid, flush=True); "
+         "time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+    time.sleep(1.0)
+    assert _alive(pid)  # the parent lives: the job runs on
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+    assert "rule slow_rule: the Snakemake that started it" in log.read_text()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -180,6 +180,29 @@ def test_a_malformed_config_entry_is_named_in_one_line(tmp_path):
         assert "Traceback" not in result.stderr
 
 
+def test_a_lock_held_by_a_live_run_stops_the_next_one_without_suggesting_unlock(tmp_path):
+    """A second run in a folder a live Snakemake works in stops before it repairs or runs
+    anything, saying so (Snakemake's own message would suggest --unlock); once that run is
+    gone, the lock it left is named with --unlock as the safe way on."""
+    from .test_pipeline_lock import _snakemake_in
+
+    work = copy_workflow(tmp_path / "w")
+    (work / ".snakemake" / "locks").mkdir(parents=True, exist_ok=True)
+    (work / ".snakemake" / "locks" / "0.output.lock").write_text("results/run_config.yaml\n")
+    other = _snakemake_in(work, tmp_path)
+    try:
+        result = run(["--cores", "1", "results/run_config.yaml"], work, ok=False)
+        text = result.stdout + result.stderr
+        assert f"another Snakemake (pid {other.pid}) is running in this folder" in text
+        assert "--unlock" not in text.replace("do not --unlock", "")
+        assert not (work / "results" / "run_config.yaml").exists()
+    finally:
+        other.kill()
+        other.wait()
+    result = run(["--cores", "1", "results/run_config.yaml"], work, ok=False)
+    assert "left by a Snakemake that is gone" in result.stdout + result.stderr
+
+
 def test_a_read_only_results_folder_stops_the_run_before_any_job(tmp_path):
     work = copy_workflow(tmp_path)
     (work / "results").symlink_to("/sys/kernel")  # no user, root included, can write there
@@ -384,7 +407,8 @@ def killed_and_clean_runs(tmp_path_factory):
 
 def test_a_killed_run_restarts_after_unlock_to_complete_correct_outputs(killed_and_clean_runs):
     clean, killed, relaunch, _, restart, orphan = killed_and_clean_runs
-    # the lock of the killed run is reported with its remedy
+    # the lock of the killed run is reported as left by a run that is gone, with its remedy
+    assert "left by a Snakemake that is gone" in relaunch.stdout + relaunch.stderr
     assert "--unlock" in relaunch.stdout + relaunch.stderr
     assert not orphan.exists()
     assert "the temporary file of a job killed mid-write" in restart.stderr

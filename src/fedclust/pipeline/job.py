@@ -21,11 +21,12 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
 
-__all__ = ["job", "apply_threads"]
+__all__ = ["job", "apply_threads", "stop_when_orphaned"]
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -63,6 +64,26 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
+def stop_when_orphaned(rule: str, log, *, interval: float = 2.0) -> threading.Thread:
+    """Stop this process (status 1) once the process that started it is gone: a Snakemake
+    killed with SIGKILL cannot stop its jobs, which the system then hands to another parent
+    (they would run on, unseen, and hold the CPU the next run needs). Checked every
+    ``interval`` seconds by a daemon thread; the outputs are written atomically, so nothing
+    half-written is left, and the next run (``--rerun-incomplete``) makes the job again."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(interval)
+        log.error("rule %s: the Snakemake that started it (pid %d) is gone: stopping", rule,
+                  parent)
+        os._exit(1)
+
+    watcher = threading.Thread(target=watch, name="stop-when-orphaned", daemon=True)
+    watcher.start()
+    return watcher
+
+
 @contextlib.contextmanager
 def job(snakemake):
     """Run a script's body as one pipeline job (see the module docstring).
@@ -84,6 +105,7 @@ def job(snakemake):
     log = logging.getLogger("fedclust")
     threads = int(getattr(snakemake, "threads", 1) or 1)
     limiter = apply_threads(threads)
+    stop_when_orphaned(rule, log)
     log.info("rule %s: %d thread(s)", rule, threads)
     start = time.perf_counter()
     try:

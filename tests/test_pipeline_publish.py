@@ -201,3 +201,16 @@ def test_a_stale_mark_is_dated_on_the_first_screen_and_replaced_not_repeated(tmp
     assert any(line.startswith("stale: ") for line in text.splitlines()[:FIRST_SCREEN])
     with pytest.raises(ValueError, match="date YYYY-MM-DD"):
         mark_stale(tmp_path, "28 Nov", "reason")
+
+
+def test_a_damaged_figure_is_named_and_never_published(tmp_path):
+    from fedclust.exceptions import DamagedFileError
+    from fedclust.io import sha256_of, sidecar_of
+
+    made = fake_run(tmp_path / "run")
+    figure = tmp_path / "run" / "figures" / made["names"][0]
+    sidecar_of(figure).write_text(f"{sha256_of(figure)}  {figure.name}\n")
+    figure.write_bytes(figure.read_bytes()[:50])  # cut short after it was drawn
+    with pytest.raises(DamagedFileError, match=f"{figure}: damaged"):
+        publish(tmp_path / "run", tmp_path / "docs" / "paper-profile")
+    assert not figure.exists() and not (tmp_path / "docs" / "paper-profile").exists()

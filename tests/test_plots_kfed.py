@@ -61,6 +61,22 @@ def test_a_figure_drawn_twice_gives_the_same_bytes_pdf_included(tmp_path, monkey
     assert b"CreationDate" not in (tmp_path / "a" / "f.pdf").read_bytes()
 
 
+def test_a_saved_figure_damaged_later_is_found_by_its_sidecar(tmp_path):
+    """Every saved figure has its sha256 beside it: a PNG cut short afterwards is named and
+    removed at the next run's start, so its rule draws it again."""
+    from fedclust.io import remove_damaged_files, sha256_of, sidecar_of
+
+    figure = tmp_path / "figures" / "f.png"
+    save_figure(plot_accuracy_vs_separation(mixture_runs()), figure, figure.with_suffix(".pdf"))
+    for path in (figure, figure.with_suffix(".pdf")):
+        assert sidecar_of(path).read_text().split()[0] == sha256_of(path)
+    assert remove_damaged_files([tmp_path / "figures"]) == []
+    figure.write_bytes(figure.read_bytes()[:100])
+    (removed,) = remove_damaged_files([tmp_path / "figures"])
+    assert removed.startswith(f"{figure}: sha256") and not figure.exists()
+    assert figure.with_suffix(".pdf").exists()
+
+
 def test_table1_markdown_lists_every_setting():
     runs = mixture_runs()
     runs = runs[runs.separation == 10.0]

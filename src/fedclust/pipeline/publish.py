@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..io import write_text
+from ..io import check_sidecar, write_text
 from ..reproduction import VERDICTS
 from .benchmarks import BENCHMARK_DIR, format_mb, read_benchmarks, render_summary, summarize
 
@@ -151,6 +151,8 @@ def _copy_figures(figures: Path, dest: Path, budget: int) -> list[str]:
     pngs = sorted(figures.glob("*.png"))
     if not pngs:
         raise FileNotFoundError(f"{figures}: no PNG figures to publish")
+    for png in pngs:  # a damaged figure is named and removed, never published
+        check_sidecar(png)
     blobs = {p.name: p.read_bytes() for p in pngs}
     if sum(map(len, blobs.values())) > budget:
         blobs = {name: _palette_png(data) for name, data in blobs.items()}

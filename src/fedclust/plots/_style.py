@@ -217,12 +217,13 @@ _STABLE_METADATA = {"pdf": {"CreationDate": None}}
 
 
 def save_figure(fig, *paths) -> None:
-    """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically;
-    the same figure gives the same bytes every time (no creation date)."""
+    """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically,
+    each with its sha256 in a sidecar (a figure damaged later is found and made again, as a
+    result table is); the same figure gives the same bytes every time (no creation date)."""
     for path in paths:
         path = Path(path)
         fmt = path.suffix.lstrip(".")
-        with atomic_path(path) as tmp:
+        with atomic_path(path, sidecar=True) as tmp:
             fig.savefig(tmp, format=fmt, bbox_inches="tight",
                         metadata=_STABLE_METADATA.get(fmt))
     plt.close(fig)

@@ -59,6 +59,35 @@ def test_full_batch_rounds_match_a_plain_implementation(epochs, beta, alpha, mu)
     np.testing.assert_allclose(est.cluster_centers_, expected, rtol=1e-12, atol=1e-12)
 
 
+def test_the_public_steps_run_client_by_client_give_fits_centers():
+    """The step API as a deployment runs it: each client runs ``client_step`` on its own rows
+    alone (a one-device federation), the server ``server_state`` once and ``server_step``
+    every round; the centroids are ``fit``'s, bit for bit."""
+    from sklearn.base import clone
+
+    from fedclust.federation import Federation
+    from fedclust.rounds import round_history
+
+    X, devices = gaussian_clients(scale=0.6)
+    init = np.array([[0.5], [2.2], [2.6], [4.9], [7.0]])
+    est = FederatedKMeans(5, sample_fraction=1.0, local_epochs=3, client_lr=0.3,
+                          server_momentum=0.5, n_rounds=6, init=init, reassign_after=None,
+                          random_state=0)
+    fitted = clone(est).fit(X, devices=devices)
+    clients = [Federation.from_devices(X[devices == z], np.zeros((devices == z).sum(), int))
+               for z in np.unique(devices)]
+    state = est.server_state(init, None, None, float(len(X)))
+    history = round_history(6, points=float, clusters_seen=np.int64, reassigned=np.int64)
+    for t in range(1, 7):
+        answers = [est.client_step(client, np.array([0]), state.centers, rng=None)
+                   for client in clients]
+        sizes = np.concatenate([a[0] for a in answers]).astype(np.float64)
+        est.server_step(state, sizes, np.concatenate([a[1] for a in answers]),
+                        np.random.default_rng(0), history, t)
+    np.testing.assert_array_equal(state.centers, fitted.cluster_centers_)
+    assert history["participants"].tolist() == [len(clients)] * 6
+
+
 def test_central_kmeans_is_lloyd_from_the_same_start():
     X, _ = gaussian_clients(n_clients=30, scale=0.5, seed=3)
     init = np.array([[0.0], [1.5], [3.3], [3.6], [6.0]])

@@ -172,13 +172,13 @@ def test_kfed_goes_on_without_a_killed_device_as_algorithm_2_on_the_others(runs,
     est = KFed(**flower.DEMO_PARAMS["kfed"], random_state=0)
     fed = Federation.from_devices(X, devices)
     rng = fit_rng(0)
-    per_device = est._per_device_clusters(N_NODES)
+    per_device = est.device_clusters_for(N_NODES)
     participating = np.zeros(N_NODES, dtype=bool)
     participating[sample_participants(N_NODES, est.participation, rng)] = True
     local = est._local_clustering(fed, rng, per_device)
     device_of_center, slot = np.nonzero(local.valid)
     participating[list(fed.device_ids).index(KILLED)] = False
-    _, expected, *_ = est._server_step(local.centers[device_of_center, slot],
+    _, expected, *_ = est.server_step(local.centers[device_of_center, slot],
                                        local.sizes[device_of_center, slot], device_of_center,
                                        participating, per_device, rng)
     assert np.abs(np.asarray(run.result["centers"]) - expected).max() <= 1e-9

@@ -76,7 +76,7 @@ from ..rounds import (
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, FederatedClusteringMixin
 
-__all__ = ["FederatedKMeans"]
+__all__ = ["FederatedKMeans", "ServerState"]
 
 _MOMENTUM_STYLES = ("ema", "heavy_ball")
 _REASSIGN_BASES = ("all", "round")
@@ -241,7 +241,7 @@ class FederatedKMeans(FederatedClusteringMixin):
             centers = low + (high - low) * rng.random((k, d))
         else:
             centers = initial_centers(self.init, federation, k, rng, comm)
-        state = self._server_state(centers, low, high, float(federation.row_weights.sum()))
+        state = self.server_state(centers, low, high, float(federation.row_weights.sum()))
         T = self.n_rounds
         history = round_history(T, points=float, clusters_seen=np.int64, reassigned=np.int64)
         history["aggregated"][:] = True  # every round ends with the server's Gamma*
@@ -252,11 +252,11 @@ class FederatedKMeans(FederatedClusteringMixin):
         for t in range(1, T + 1):
             sampled = sample_participants(Z, self.sample_fraction, rng)
             comm.send("centers", SERVER, sampled, floats=k * d)
-            sizes, client_centers = self._client_kmeans(federation, sampled, state.centers, rng)
+            sizes, client_centers = self.client_step(federation, sampled, state.centers, rng)
             comm.send("client_centers", sampled, SERVER, floats=k * d)
             comm.send("client_counts", sampled, SERVER, **counts)
             comm.add_rounds(1)
-            self._server_step(state, sizes, client_centers, rng, history, t)
+            self.server_step(state, sizes, client_centers, rng, history, t)
             self._report(callback, t, state.centers, federation, x_sq, sampled)
 
         centers = state.centers
@@ -267,24 +267,52 @@ class FederatedKMeans(FederatedClusteringMixin):
         self.n_reassigned_ = int(history["reassigned"].sum())
         self.history_ = history
 
-    def _server_state(self, centers, low, high, all_rows) -> _ServerState:
-        """The server's state before round 1: the initial centroids (float64), no velocity,
-        no starved rounds; the box re-initializations draw from and every client's rows in
-        all (``all_rows``, the paper's reassignment basis)."""
+    def server_state(self, centers, low, high, all_rows) -> ServerState:
+        """The server's state before round 1 (step API: what ``fit`` and a deployment's
+        server start from).
+
+        Parameters
+        ----------
+        centers : ndarray of shape (n_clusters, n_features)
+            The initial centroids (kept in float64).
+        low, high : ndarray of shape (n_features,) or None
+            The box that re-initializations draw from (None without reassignment).
+        all_rows : float
+            Every client's rows (or weight) in all: the paper's reassignment basis.
+
+        Returns
+        -------
+        ServerState
+            No velocity and no starved rounds yet.
+        """
         centers = np.array(centers, dtype=np.float64)
-        return _ServerState(centers=centers, velocity=np.zeros_like(centers),
+        return ServerState(centers=centers, velocity=np.zeros_like(centers),
                             below=np.zeros(self.n_clusters, dtype=np.int64), low=low,
                             high=high, all_rows=all_rows)
 
-    def _server_step(self, state, sizes, client_centers, rng, history, t):
-        """Algorithm 1's server update of round ``t`` from the clients that answered:
-        ``Gamma*`` cluster by cluster (a cluster no client saw keeps its centroid), the step
-        with rate and momentum, and the reassignment of starved clusters; ``state`` and row
-        ``t - 1`` of ``history`` are updated in place.
+    def server_step(self, state, sizes, client_centers, rng, history, t):
+        """Algorithm 1's server update of round ``t`` from the clients that answered (step
+        API: ``fit`` and a deployment's server, :mod:`fedclust.runtime.flower`, both run it).
 
-        The step a deployment's server runs (:mod:`fedclust.runtime.flower`) as ``fit`` does,
-        with the clients' last-epoch cluster sizes ``(m, K)`` and centroids ``(m, K, d)`` in
-        the order of the sampled clients."""
+        ``Gamma*`` cluster by cluster (a cluster no client saw keeps its centroid), the step
+        with rate and momentum, and the reassignment of starved clusters.
+
+        Parameters
+        ----------
+        state : ServerState
+            Updated in place (:meth:`server_state` makes the first).
+        sizes : ndarray of shape (m, n_clusters)
+            The answering clients' last-epoch cluster sizes, in the order they were sampled.
+        client_centers : ndarray of shape (m, n_clusters, n_features)
+            Their centroids (:meth:`client_step`).
+        rng : numpy.random.Generator
+            Draws the re-initializations.
+        history : dict of ndarray
+            Row ``t - 1`` is filled in place (participants, points, clusters seen,
+            reassigned).
+        t : int
+            The round, from 1.
+        """
         centers, velocity = state.centers, state.velocity
         target, totals = aggregate_centers(client_centers, sizes, centers)
         seen = totals > 0
@@ -326,12 +354,31 @@ class FederatedKMeans(FederatedClusteringMixin):
         X = federation.X
         return X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64), True
 
-    def _client_kmeans(self, federation, sampled, centers, rng):
-        """``ClientKMeans`` on every sampled client at once: each mini-batch step of all the
-        clients is one pass of the shared kernel, every client against its own centroids.
+    def client_step(self, federation, sampled, centers, rng):
+        """``ClientKMeans`` (Algorithm 1's client part) on every sampled client at once (step
+        API: ``fit`` runs it on all sampled clients, a deployment's client on its own rows as
+        a one-device federation).
 
-        Returns the last epoch's cluster sizes ``(m, K)`` and the clients' centroids
-        ``(m, K, d)``."""
+        Each mini-batch step of all the clients is one pass of the shared kernel, every
+        client against its own centroids.
+
+        Parameters
+        ----------
+        federation : Federation
+        sampled : ndarray of int
+            Positions of the sampled clients in ``federation``.
+        centers : ndarray of shape (n_clusters, n_features)
+            The server's centroids of this round.
+        rng : numpy.random.Generator or None
+            Splits the rows into mini-batches (unused with ``batch_size=None``).
+
+        Returns
+        -------
+        sizes : ndarray of shape (m, n_clusters)
+            The last epoch's cluster sizes (weights, with sample weights).
+        centers : ndarray of shape (m, n_clusters, n_features)
+            Every sampled client's centroids.
+        """
         offsets = federation.offsets
         n_rows = offsets[sampled + 1] - offsets[sampled]
         m = len(sampled)
@@ -387,7 +434,7 @@ class FederatedKMeans(FederatedClusteringMixin):
 
 
 @dataclass
-class _ServerState:
+class ServerState:
     """What the server of :class:`FederatedKMeans` keeps between rounds."""
 
     centers: np.ndarray

@@ -801,22 +801,44 @@ class KFed(FederatedClusteringMixin):
             f"k-FED needs at least n_clusters={k} local centers at the server, but "
             f"{n_sent} were sent: {why}")
 
-    def _per_device_clusters(self, n_devices: int) -> np.ndarray:
-        """``k^(z)`` of each of ``n_devices`` devices (``"auto"``: ``min(k, ceil(k / Z))``)."""
+    def device_clusters_for(self, n_devices: int) -> np.ndarray:
+        """``k^(z)``, the local clusters of each of ``n_devices`` devices (step API: the
+        server tells every device its own; ``"auto"``: ``min(k, ceil(k / Z))``).
+
+        Returns
+        -------
+        ndarray of shape (n_devices,)
+        """
         k = self.n_clusters
         return _device_clusters(min(k, -(-k // n_devices)) if isinstance(
             self.device_clusters, str) else self.device_clusters, n_devices)
 
-    def _server_step(self, centers, sizes, device_of_center, participating, per_device, rng,
-                     *, few_distinct=False):
-        """Algorithm 2 on the local centers that reached the server (those of the
-        ``participating`` devices): steps 2-6 (the k' centers of a start device, then
-        farthest points) and step 7 (Lloyd rounds from ``M``), from every start, and the global
-        cluster of every local center (Definition 3.3's map; a local center that did not reach
-        the server takes its nearest global center, as a new device would, Theorem 3.2).
+    def server_step(self, centers, sizes, device_of_center, participating, per_device, rng,
+                    *, few_distinct=False):
+        """Algorithm 2 on the local centers that reached the server (step API: ``fit`` and a
+        deployment's server, :mod:`fedclust.runtime.flower`, both run it).
 
-        The step a deployment's server runs (:mod:`fedclust.runtime.flower`) as ``fit`` does;
-        ``rng`` is the fit's generator after the devices' draws.
+        Steps 2-6 (the k' centers of a start device, then farthest points) and step 7 (Lloyd
+        rounds from ``M``) from every start, and the global cluster of every local center
+        (Definition 3.3's map; a local center that did not reach the server takes its
+        nearest global center, as a new device would, Theorem 3.2).
+
+        Parameters
+        ----------
+        centers : ndarray of shape (n_local, n_features)
+            Every device's local centers (Algorithm 1), device after device.
+        sizes : ndarray of shape (n_local,)
+            Their cluster sizes (weights with ``server_weighting="size"``, else unused).
+        device_of_center : ndarray of shape (n_local,)
+            The position of the device each came from.
+        participating : ndarray of shape (n_devices,) of bool
+            The devices whose centers reached the server.
+        per_device : ndarray of shape (n_devices,)
+            ``k^(z)`` of every device (:meth:`device_clusters_for`).
+        rng : numpy.random.Generator
+            The fit's generator after the devices' draws.
+        few_distinct : bool, default=False
+            Fewer distinct points than clusters (warned by ``fit``): seeds may repeat.
 
         Returns
         -------
@@ -851,7 +873,7 @@ class KFed(FederatedClusteringMixin):
 
     def _fit(self, federation, rng, comm, callback):
         Z = federation.n_devices
-        per_device = self._per_device_clusters(Z)
+        per_device = self.device_clusters_for(Z)
         participating = np.zeros(Z, dtype=bool)
         participating[sample_participants(Z, self.participation, rng)] = True
 
@@ -862,7 +884,7 @@ class KFed(FederatedClusteringMixin):
         sizes = local.sizes[device_of_center, slot]
 
         # Algorithm 2 on the local centers that reached the server
-        init, global_centers, center_labels, n_rounds, start = self._server_step(
+        init, global_centers, center_labels, n_rounds, start = self.server_step(
             centers, sizes, device_of_center, participating, per_device, rng,
             few_distinct=getattr(self, "_few_distinct_points", False))
         self.server_init_ = init

@@ -7,12 +7,12 @@ The apps call the estimators' own steps, so there is one copy of every algorithm
   local step would draw (:func:`fedclust.algorithms.kfed.local_draws`) and sends each device its
   share (:meth:`~fedclust.algorithms.kfed.LocalDraws.for_device`); every device runs
   :func:`~fedclust.algorithms.kfed.awasthi_sheffet` on its own rows and sends its local centres
-  (and sizes with ``server_weighting="size"``) up; the server runs ``KFed._server_step``
+  (and sizes with ``server_weighting="size"``) up; the server runs ``KFed.server_step``
   (Algorithm 2) and sends every device the global cluster of each of its local centres.
 * Federated k-means (:class:`~fedclust.FederatedKMeans`, ``n_rounds`` rounds with client
   sampling). Every round the server samples clients as ``fit`` does and sends them the
-  centroids; each runs ``FederatedKMeans._client_kmeans`` on its rows and sends its centroids
-  and cluster sizes up; the server runs ``FederatedKMeans._server_step``.
+  centroids; each runs ``FederatedKMeans.client_step`` on its rows and sends its centroids
+  and cluster sizes up; the server runs ``FederatedKMeans.server_step``.
 * LocalKMeans (:class:`~fedclust.LocalKMeans`, ``n_iter`` local Lloyd steps, aggregated every
   ``local_steps``). Every aggregation the server sends the global centres; each machine runs
   :func:`~fedclust.algorithms.local_kmeans.local_lloyd_steps` (the shared kernel's pass, once
@@ -241,7 +241,7 @@ def _fedkmeans_round(est: FederatedKMeans, X, w, content: RecordDict) -> RecordD
     """``ClientKMeans`` on this client's rows from the server's centroids."""
     centers = content["centers"]["centers"].numpy()
     # batch_size=None (checked by the server): one batch per epoch, no random draw
-    sizes, own = est._client_kmeans(_one_device(X, w), np.array([0]), centers, rng=None)
+    sizes, own = est.client_step(_one_device(X, w), np.array([0]), centers, rng=None)
     counts = sizes[0] if w is not None else sizes[0].astype(np.int64)
     return RecordDict({"client_centers": ArrayRecord({"centers": _array(own[0])}),
                        "client_counts": ArrayRecord({"counts": _array(counts)})})
@@ -404,7 +404,7 @@ def _config(step: str, **values) -> ConfigRecord:
 def _serve_kfed(est: KFed, rng, link: _Link) -> dict:
     devices = link.devices
     Z, d = len(devices), devices[0].n_features
-    per_device = est._per_device_clusters(Z)
+    per_device = est.device_clusters_for(Z)
     participating = np.zeros(Z, dtype=bool)
     participating[sample_participants(Z, est.participation, rng)] = True
     seeded = seeded_clusters(np.array([dev.n_drawable for dev in devices]), per_device)
@@ -437,7 +437,7 @@ def _serve_kfed(est: KFed, rng, link: _Link) -> dict:
     device_of_center = np.concatenate(device_of_center).astype(np.int64)
     arrived = np.zeros(Z, dtype=bool)
     arrived[list(answers)] = True
-    init, global_centers, center_labels, n_rounds, start = est._server_step(
+    init, global_centers, center_labels, n_rounds, start = est.server_step(
         centers, sizes, device_of_center, participating & arrived, per_device, rng)
     # the identities down; the global centres ride along (record "evaluate", not in the
     # ledger) for the cost of the induced clustering, which each device sends back
@@ -480,7 +480,7 @@ def _serve_fedkmeans(est: FederatedKMeans, rng, link: _Link) -> dict:
         low, high = low.astype(np.float64), high.astype(np.float64)
     centers = low + (high - low) * rng.random((k, d)) if uniform else _given_centers(est, devices)
     all_rows = float(sum(dev.weight_total for dev in devices))
-    state = est._server_state(centers, low, high, all_rows)
+    state = est.server_state(centers, low, high, all_rows)
     T = est.n_rounds
     history = round_history(T, points=float, clusters_seen=np.int64, reassigned=np.int64)
     history["aggregated"][:] = True
@@ -498,7 +498,7 @@ def _serve_fedkmeans(est: FederatedKMeans, rng, link: _Link) -> dict:
                          dtype=np.float64)
         client_centers = np.array([answers[p]["client_centers"]["centers"].numpy()
                                    for p in answered])
-        est._server_step(state, sizes, client_centers, rng, history, t)
+        est.server_step(state, sizes, client_centers, rng, history, t)
     return {"centers": state.centers, "n_iter": T,
             "history": {key: value.tolist() for key, value in history.items()}}
 

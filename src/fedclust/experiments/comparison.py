@@ -11,8 +11,8 @@ A *setting* is a data set and a partition of its rows over devices:
 
 * ``iid`` -- rows dealt uniformly at random over ``n_devices`` devices;
 * ``structured`` -- every device holds rows of a random subset of at most ``k'`` clusters of
-  the centralized clustering (k-FED's Sec. 4.2.1 partition, :func:`subset_partition`), over
-  the same ``n_devices``;
+  the centralized clustering (k-FED's Sec. 4.2.1 partition,
+  :func:`~fedclust.partitions.subset_partition`), over the same ``n_devices``;
 * ``natural`` -- the data's own devices (FEMNIST writers, Shakespeare roles);
 * ``mix=<f>`` -- the natural partition with a fraction ``f`` of the rows moved to random
   devices (:func:`~fedclust.experiments.kfed_federated.mix_partition`): ``0`` natural, ``1``
@@ -200,8 +200,9 @@ def load_data(dataset: str, features, cfg: dict, *, base_seed: int):
     title)``; at most ``cfg["max_samples"]`` rows (a subset seeded by the data set's name).
 
     ``cfg`` is the ``comparison`` section with ``n_clusters`` the data set's ``k``.
-    ``mixture`` is k-FED's separated Gaussian mixture (:func:`make_separated_mixture`, ``k``
-    components in groups of ``k'``, ``cfg["mixture"]``) drawn here; a real data set is read
+    ``mixture`` is k-FED's separated Gaussian mixture
+    (:func:`~fedclust.data.make_separated_mixture`, ``k`` components in groups of ``k'``,
+    ``cfg["mixture"]``) drawn here; a real data set is read
     from its prepared features (``features``, ``data/<name>/features.h5``).
     """
     from ..data import make_separated_mixture

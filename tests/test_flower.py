@@ -20,11 +20,15 @@ import pytest
 pytest.importorskip("flwr", reason="Flower is an optional extra: pip install -e '.[flower]' "
                                    "(requirements-flower.lock)")
 
-from fedclust import KFed  # noqa: E402
+from flwr.app import RecordDict  # noqa: E402
+
+from fedclust import FederatedKMeans, KFed, LocalKMeans  # noqa: E402
 from fedclust._validation import fit_rng  # noqa: E402
 from fedclust.federation import Federation  # noqa: E402
 from fedclust.rounds import sample_participants  # noqa: E402
 from fedclust.runtime import flower  # noqa: E402
+from fedclust.runtime.flower import launcher as flower_launcher  # noqa: E402
+from fedclust.runtime.flower import server as flower_server  # noqa: E402
 from fedclust.runtime.processes import ProcessGroup  # noqa: E402
 
 N_NODES = 4
@@ -169,7 +173,7 @@ def test_kfed_goes_on_without_a_killed_device_as_algorithm_2_on_the_others(runs,
     assert (step["sent"], step["answered"], step["lost"]) == (N_NODES, N_NODES - 1, [KILLED])
     # in process: fit's steps with the killed device's centres held back from the server
     X, devices = federation
-    est = KFed(**flower.DEMO_PARAMS["kfed"], random_state=0)
+    est = KFed(**flower.cli.DEMO_PARAMS["kfed"], random_state=0)
     fed = Federation.from_devices(X, devices)
     rng = fit_rng(0)
     per_device = est.device_clusters_for(N_NODES)
@@ -258,17 +262,17 @@ def test_local_lloyd_steps_on_each_machine_then_the_aggregate_is_local_kmeans():
 
 def test_fedkmeans_app_refuses_mini_batches_and_seedings_it_cannot_reproduce():
     with pytest.raises(ValueError, match="batch_size=10"):
-        flower._check_fedkmeans(flower.FederatedKMeans(batch_size=10))
+        flower_server._check_fedkmeans(FederatedKMeans(batch_size=10))
     with pytest.raises(ValueError, match="init='greedy-k-means\\+\\+'"):
-        flower._check_fedkmeans(flower.FederatedKMeans())
+        flower_server._check_fedkmeans(FederatedKMeans())
 
 
 def test_localkmeans_app_refuses_a_seeding_and_no_aggregation():
-    link = flower._Link(grid=None, timeout=1.0, spec={})
+    link = flower_server._Link(grid=None, timeout=1.0, spec={})
     with pytest.raises(ValueError, match="init='k-means\\+\\+'"):
-        flower._serve_localkmeans(flower.LocalKMeans(), None, link)
+        flower_server._serve_localkmeans(LocalKMeans(), None, link)
     with pytest.raises(ValueError, match="local_steps=None"):
-        flower._serve_localkmeans(flower.LocalKMeans(init=np.zeros((8, 2)), local_steps=None),
+        flower_server._serve_localkmeans(LocalKMeans(init=np.zeros((8, 2)), local_steps=None),
                                   None, link)
 
 
@@ -286,31 +290,31 @@ class _SilentGrid:
 
 
 def test_a_run_stops_with_the_exchange_named_when_its_last_device_is_lost():
-    link = flower._Link(grid=_SilentGrid(), timeout=0.0, spec={})
-    link.devices = [flower._Device(position=p, node_id=10 + p, device=20 + p, n_rows=5,
+    link = flower_server._Link(grid=_SilentGrid(), timeout=0.0, spec={})
+    link.devices = [flower_server._Device(position=p, node_id=10 + p, device=20 + p, n_rows=5,
                                    n_drawable=5, n_features=2, itemsize=8, weighted=False,
                                    weight_total=5.0) for p in range(3)]
     link.lost = {0}
     # a device asked alone does not answer: lost, and the run goes on with the one left
-    assert link.exchange("round", {1: flower.RecordDict()}, "train", round_=1) == {}
+    assert link.exchange("round", {1: RecordDict()}, "train", round_=1) == {}
     assert link.lost == {0, 1} and link.exchanges[-1]["lost"] == [21]
     with pytest.raises(flower.DevicesLostError,
                        match=r"^every device is lost: 1 did not answer the 'round' exchange "
                              r"\(round 2\) within 0 s, 2 were lost before$"):
-        link.exchange("round", {2: flower.RecordDict()}, "train", round_=2)
+        link.exchange("round", {2: RecordDict()}, "train", round_=2)
     assert link.exchanges[-1]["lost"] == [22]  # booked before it stops
 
 
 def test_a_failed_runs_error_names_the_logs_where_flower_refused_late_app_processes(tmp_path):
     (tmp_path / "superlink.log").write_text("INFO :      Starting Flower SuperLink\n")
     (tmp_path / "supernode-0.log").write_text("INFO :      Received successfully\n")
-    assert flower._refused_starts(tmp_path) == ""
+    assert flower_launcher._refused_starts(tmp_path) == ""
     # the line a SuperNode logged in the failing CI run (2026-11-27)
     refused = ("\x1b[91mERROR \x1b[0m:     [/v1/runtime/pull-task-input][ApiError:1008] Runtime "
                "task-token authentication failed.\n")
     (tmp_path / "supernode-1.log").write_text(refused)
     (tmp_path / "supernode-3.log").write_text(refused)
-    message = flower._refused_starts(tmp_path)
+    message = flower_launcher._refused_starts(tmp_path)
     assert message.startswith("; supernode-1.log, supernode-3.log logged Flower's 'Runtime "
                               "task-token authentication failed': ")
     assert "more than 30 s after" in message and "run fewer SuperNodes" in message

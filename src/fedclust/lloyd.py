@@ -76,6 +76,7 @@ __all__ = [
     "assign_by_device",
     "lloyd_step_by_device",
     "lloyd_step_by_segment",
+    "SegmentSteps",
     "segment_sums",
     "sq_distances_to",
     "update_centers",
@@ -786,16 +787,53 @@ def lloyd_step_by_segment(X: np.ndarray, offsets: np.ndarray, centers: np.ndarra
     labels, sq_distances, next_centers, totals
         As :func:`lloyd_step_by_device`; an empty segment's centers are kept.
     """
-    X = _floating(X)
-    centers = np.asarray(centers, dtype=X.dtype)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if offsets.shape != (centers.shape[0] + 1,) or offsets[0] != 0 \
-            or offsets[-1] != X.shape[0] or np.any(np.diff(offsets) < 0):
-        raise ValueError(f"offsets must be {centers.shape[0] + 1} non-decreasing row offsets "
-                         f"from 0 to {X.shape[0]}")
-    result = _run_pass(X, x_sq, centers, _plan(offsets), weights=weights, sums=True)
-    next_centers = _means(result.sums, result.totals, centers)
-    return result.labels, result.sq, next_centers, result.totals.reshape(centers.shape[:2])
+    return SegmentSteps(X, offsets, weights=weights, x_sq=x_sq).step(centers)
+
+
+class SegmentSteps:
+    """Lloyd steps on fixed rows cut into fixed segments, only the centers changing between
+    steps (a client's full-batch epochs): the pass's plan and the rows' squared norms are
+    computed once, where :func:`lloyd_step_by_segment` would compute them on every call.
+    Each :meth:`step` gives what :func:`lloyd_step_by_segment` gives, bit for bit.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    offsets : ndarray of shape (n_segments + 1,)
+        Segment ``z`` is rows ``offsets[z]:offsets[z + 1]``.
+    weights : ndarray of shape (n,), optional
+    x_sq : ndarray of shape (n,), optional
+        The rows' squared norms, if known.
+    """
+
+    def __init__(self, X, offsets, *, weights=None, x_sq=None):
+        self.X = _floating(X)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        if self.offsets.ndim != 1 or len(self.offsets) < 1 or self.offsets[0] != 0 \
+                or self.offsets[-1] != self.X.shape[0] or np.any(np.diff(self.offsets) < 0):
+            raise ValueError(f"offsets must be non-decreasing row offsets from 0 to "
+                             f"{self.X.shape[0]}")
+        self.weights = weights
+        self.x_sq = x_sq
+        self._plan = _plan(self.offsets)
+
+    def step(self, centers):
+        """One Lloyd step of every segment from its centers ``(n_segments, k, d)``.
+
+        Returns
+        -------
+        labels, sq_distances, next_centers, totals
+            As :func:`lloyd_step_by_device`; an empty segment's centers are kept.
+        """
+        centers = np.asarray(centers, dtype=self.X.dtype)
+        if len(self.offsets) != centers.shape[0] + 1:
+            raise ValueError(f"offsets must be {centers.shape[0] + 1} non-decreasing row "
+                             f"offsets from 0 to {self.X.shape[0]}")
+        result = _run_pass(self.X, self.x_sq, centers, self._plan, weights=self.weights,
+                           sums=True)
+        self.x_sq = result.x_sq  # the same norms, computed once
+        next_centers = _means(result.sums, result.totals, centers)
+        return result.labels, result.sq, next_centers, result.totals.reshape(centers.shape[:2])
 
 
 def sq_distances_to(X: np.ndarray, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..communication import SERVER
-from ..lloyd import assign, lloyd_step_by_segment, squared_norms
+from ..lloyd import SegmentSteps, assign, lloyd_step_by_segment, squared_norms
 from ..rounds import (
     RoundState,
     aggregate_centers,
@@ -402,6 +402,9 @@ class FederatedKMeans(FederatedClusteringMixin):
             batch_of = rank // B
             n_batches = -(-n_rows // B)
         X = federation.X
+        if n_batches.max() == 1:  # full batch: the same rows every epoch, only Gamma moves
+            return self._full_batch_epochs(X[rows], np.concatenate([[0], np.cumsum(n_rows)]),
+                                           None if weights is None else weights[rows], own)
         for _ in range(self.local_epochs):
             sizes = np.zeros((m, self.n_clusters))
             # a new order of every client's batches each epoch
@@ -420,6 +423,19 @@ class FederatedKMeans(FederatedClusteringMixin):
                 share = np.divide(batch_sizes, sizes, out=np.zeros_like(sizes),
                                   where=sizes > 0)
                 own = own + (beta * share)[..., None] * (means - own)
+        return sizes, own
+
+    def _full_batch_epochs(self, rows, offsets, weights, own):
+        """:meth:`client_step`'s epochs when every client's rows are one batch: each epoch is
+        one step of the same segments (:class:`~fedclust.lloyd.SegmentSteps`), the batch's
+        share of the epoch's points 1, so ``Gamma <- Gamma + beta (Gamma^b - Gamma)`` where
+        the batch saw the cluster."""
+        steps = SegmentSteps(rows, offsets, weights=weights)
+        sizes = np.zeros(own.shape[:2])
+        for _ in range(self.local_epochs):
+            _, _, means, sizes = steps.step(own)
+            share = np.divide(sizes, sizes, out=np.zeros_like(sizes), where=sizes > 0)
+            own = own + (self.client_lr * share)[..., None] * (means - own)
         return sizes, own
 
     def _report(self, callback, t, centers, federation, x_sq, sampled):

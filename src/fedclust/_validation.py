@@ -119,7 +119,7 @@ def check_sample_weight(sample_weight, n_samples: int, *, allow_negative: bool =
     """Per-row weights as a 1-D float array of length ``n_samples`` (None stays None).
 
     Weights must be finite; negative weights are refused unless ``allow_negative`` (the
-    weighted solver of a coreset accepts them, see :mod:`fedclust.lloyd`). At least one weight
+    weighted solver of a coreset accepts them, see docs/algorithms.md). At least one weight
     must be positive.
     """
     if sample_weight is None:

@@ -41,7 +41,7 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
         One restart per entry, each seeded with it (so a restart's result does not depend on
         how many others run).
     sample_weight : ndarray of shape (n,), optional
-        Row weights; negative ones allowed (see :mod:`fedclust.lloyd`).
+        Row weights; negative ones allowed (see docs/algorithms.md).
     max_iter : int
     objective : {"kmeans", "kmedian"}, default="kmeans"
         ``"kmedian"``: ``D`` seeding (``power=1``), k-median Lloyd, and the restart of lowest

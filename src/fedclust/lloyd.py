@@ -1,57 +1,15 @@
 """The one Lloyd / assignment kernel that every algorithm shares.
 
-Every assignment and every Lloyd pass runs through one compiled function (numba), parallel over
-row blocks on all cores. A block is at most ``_BLOCK_ROWS`` rows of one *center set* (the single
-set of centers of :func:`assign`, or one device's centers in the per-device variants): its
-``x.c`` products are one single-threaded BLAS GEMM into a block-sized buffer, and the argmin,
-the squared distance and (in a Lloyd pass) the weighted per-cluster sums are taken while the
-block is still in cache. Nothing of size ``n x k`` is ever materialized. The blocks are dealt
-to a few tasks of about equal rows; a task keeps its own partial sums over the clusters it
-touches, so threads never write the same memory and the sums need no sparse matrix. A
-:class:`~fedclust.federation.Federation` stores its rows sorted by device, so the per-device
-variants are the same pass with one center set per device: all devices at once, in one call.
-(Measured against the alternatives in ``benchmarks/bench_kernel.py``: numpy's chunked GEMM,
-a padded batched ``np.matmul`` over devices, scikit-learn's Lloyd.)
+One compiled pass (numba), parallel over blocks of rows, assigns every row to the nearest of
+its center set's centers (one set, or one per device of a
+:class:`~fedclust.federation.Federation`: all devices in one call) and, in a Lloyd pass, sums
+every cluster's weighted rows while the block is in cache; nothing of size ``n x k`` is
+materialized. k-means and k-median (Weiszfeld's update) share it, weighted or not, the
+weights possibly negative (a distributed coreset's).
 
-Distances use the GEMM form ``||x||^2 - 2 x.c + ||c||^2``; float32 data stays float32 in the
-GEMM (as in scikit-learn) while sums are accumulated in float64.
-
-k-median (``objective="kmedian"``, the other objective of Balcan, Ehrlich & Liang 2013, whose
-cost is ``sum_p d(p, x)``, Sec. 2) reuses the same assignment passes: a row still goes to its
-nearest center. Only the update differs: the minimizer of ``sum_i w_i ||x_i - c||`` over a
-cluster, its weighted geometric median, has no closed form, so every center takes a few
-Weiszfeld steps towards it from where it is, each step a weighted mean with the weights
-``w_i / ||x_i - c||`` (:func:`segment_sums` of the rows, :func:`sq_distances_to` for the
-distances). Rows on the center itself (closer than ``eps``, a few float ulps of the data's
-largest row norm: below it a distance is rounding noise of the coordinates) get Vardi & Zhang's
-(2000) treatment instead of a division by ~0: they hold the center unless the other rows pull
-harder (see :func:`update_medians`); without it a center seeded on a row (as k-means++ seeds)
-could never leave that row.
-
-Conventions
------------
-* A cluster that loses all its points keeps its previous center (it is *not* reseeded): the
-  algorithms built on this kernel decide themselves what an empty cluster means.
-* Weights (``weights=``) make each center the weighted mean of its rows and the cost
-  ``sum_i w_i ||x_i - c(x_i)||^2``; ``w`` repeated rows and weight ``w`` give the same centers.
-  Assignment is unweighted: a row goes to its nearest center whatever its weight.
-* Negative weights (the centre weights of a distributed coreset, Balcan et al. 2013, Alg. 1,
-  can be negative) are accepted as they are: the cost keeps their negative terms (that is what
-  makes the coreset cost unbiased), and a center moves to the weighted mean of its rows when
-  their total weight is positive. A cluster whose total weight is zero or negative has no
-  minimizing mean (the weighted cost is then not bounded below) and keeps its previous center,
-  like an empty cluster. Seeding (:mod:`fedclust.seeding`) never draws a row of weight <= 0.
-* k-median, the same policy: a cluster whose Weiszfeld denominator ``sum_i w_i / ||x_i - c||``
-  (over the rows off the center) is zero or negative, or that is empty, keeps its center; rows
-  on the center count with their weight clipped at 0 (a negative weight there would push the
-  center off without a direction). The cost is ``sum_i w_i ||x_i - c(x_i)||``; the results'
-  ``sq_distances`` stay *squared* distances for both objectives, and only ``inertia`` takes
-  their square roots (for k-median they are computed from the differences, not the GEMM form,
-  whose rounding the square root would magnify near a center).
-* Ties go to the lowest center index (as ``np.argmin``).
-* Lloyd stops at a fixed point (an assignment step that changes no label) or after
-  ``max_iter`` update steps; ``n_iter`` counts update steps (for k-median an update step is
-  ``_WEISZFELD_STEPS`` Weiszfeld steps).
+How the pass is laid out, k-median's update and the conventions every algorithm inherits
+(empty clusters, weights, negative weights, ties, stopping): docs/algorithms.md, *The Lloyd
+kernel*.
 """
 
 from __future__ import annotations

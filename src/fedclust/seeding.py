@@ -21,7 +21,7 @@ the potential ``sum w D^2`` every device computes for each candidate.
 The federated seedings draw unweighted rows exactly as rows of weight 1 (the same calls on the
 generator), so an estimator fits the same model with ``sample_weight=None`` and
 ``np.ones(n)`` from the same seed. Rows of weight <= 0 are never drawn (their probability is
-``max(w, 0) D^2``); see :mod:`fedclust.lloyd` for what negative weights mean.
+``max(w, 0) D^2``); docs/algorithms.md says what negative weights mean.
 
 ``power=1`` (in :func:`kmeans_plusplus` and :func:`kmeans_plusplus_by_device`) samples
 proportional to ``w D`` instead of ``w D^2``: Arthur & Vassilvitskii's (2007) generalization of

@@ -9,68 +9,10 @@ every global center is the mean of its set, and every device receives the cluste
 each of its local centers. Each point then takes the cluster of its local center: the *induced
 clustering* (Definition 3.3). Algorithm 2 as printed -- one device drawn at random, one Lloyd
 round -- is ``KFed(server_starts=1, server_lloyd_rounds=1)``; the defaults differ on the server
-only (see the notes) and send nothing more.
+only and send nothing more.
 
-Implementation notes (deviations and choices are stated where they apply):
-
-* Step 1's subspace is computed from each device's Gram matrix, exactly (``eigh``) when it is
-  small and by subspace iteration otherwise (:mod:`fedclust.subspace`); the authors' code
-  calls scikit-learn's ``randomized_svd``, the same range finder.
-* The constant-factor approximation of Algorithm 1, step 2 is greedy k-means++ seeding in the
-  projected space, as in the authors' code (scikit-learn's ``kmeans_plusplus``: ``2 + ln k``
-  candidates per center), run for all devices at once
-  (:func:`fedclust.seeding.kmeans_plusplus_by_device`).
-* ``theta_r`` (Algorithm 1, step 3): ``local_means="projected"`` (the default) starts Lloyd from
-  the mean of ``S_r`` projected on the top-``k'`` singular subspace, as the authors' public code
-  (``metastableB/kfed``) does and the paper's experiments ran; ``"original"`` from the mean of
-  the original points of ``S_r``, as the text writes ``mu(S_r)``. Both meet the analysis when
-  a device holds ``k^(z)`` well-separated clusters (the means then lie in that subspace). When
-  ``k'`` is smaller than the clusters a device really holds, they reach different local optima,
-  and the projected start is measured better and less variable (``k' = 2`` on 100 FEMNIST
-  writers dealt IID over 100 clients, oracle ``k = 4``: cost / optimum 1.039 ± 0.008 against
-  1.055 ± 0.012 over 8 seeds; ``k' = 4``: 1.018 ± 0.006 against 1.025 ± 0.009;
-  ``python benchmarks/kfed_local_means.py``).
-* A device with at most ``k^(z)`` points reports its points as its centers; a device with
-  ``d <= k^(z)`` skips the projection (the subspace is the whole space). A local cluster with
-  an empty ``S_r`` starts Lloyd from its seed point, and a local cluster that ends empty is not
-  sent. When exactly ``k`` local centers reach the server, each is its own cluster.
-* ``server_lloyd_rounds`` counts the server's Lloyd rounds; ``1`` is Algorithm 2 (step 7: one
-  assignment to the seeds ``M``, one mean per set, labels from that assignment);
-  ``"converge"`` (the default) iterates to a fixed point, as the authors' code does with
-  scikit-learn's ``KMeans``.
-* ``server_starts``: Algorithm 2, step 2 lets the server "pick any ``z``" whose centers start
-  ``M``; steps 3-6 then add the farthest local centers. Once clusters overlap and devices are
-  small and unbalanced, a few local clusters hold one or two outlying points (1 to 4.5 % of them
-  on the overlapping synthetic federations of ``benchmarks/kfed_authors.py``, 2 % on FEMNIST's
-  writers), and these are what farthest-point traversal finds (55 to 99 % of the seeds it adds
-  there, 50 % on FEMNIST's writers): ``M`` is the start device's ``k^(z)`` centers plus
-  outliers, and where Lloyd's rounds end -- after one round, and even at
-  convergence -- depends on the start (seed 0 of the elongated set: from 1.10 to 1.37 times the
-  optimum over the 100 possible starts, at convergence). The default runs steps 2-7 from 32
-  participating devices that sent centers (all of them when fewer; ``"all"``: every one) and
-  keeps the clustering of the local centers with the smallest total distance from each local
-  center to its global center (weighted by the local cluster sizes with
-  ``server_weighting="size"``). The distance, not its square: under the squared cost a
-  clustering that spends a global center on one outlying local center (which stands for a
-  point or two, but counts as much as any other) wins. ``server_starts=1`` draws one device
-  at random, as printed. The server works ``O(starts x (k + rounds) x n_local x d)``
-  (``n_local`` local centers; the cap of 32 keeps it linear in the devices), less where a
-  start's rounds reach a partition an earlier start went through (it stops there: it would end
-  where that one ended, :class:`_ServerPaths`); nothing more is sent. Measured (cost of the
-  centers over a best-of-20 k-means optimum, 20 seeds, ``k' = 2``;
-  ``python benchmarks/kfed_authors.py``, ``benchmarks/results/kfed_authors.md``) on synthetic
-  stand-ins of a small, unbalanced federation (100 devices of 64 to 723 points, ``d = 10``,
-  ``k = 4``), mean and worst: elongated clusters of unequal size, one random start and one
-  round (the printed algorithm) 1.269 and 1.368, one random start to convergence 1.170 and
-  1.368, the default 1.099 and 1.114, the authors' code 1.105 and 1.367; heavy-tailed clusters
-  1.460 and 1.838, 1.421 and 1.795, 1.316 and 1.364, the authors' code 1.361 and 1.813. On
-  every data set of that benchmark (Table 1's mixture, MNIST, FEMNIST, Shakespeare included)
-  the default's mean and worst are at most the authors'. The authors' code
-  always starts from the first device in its input order; shuffled, it has our one-start
-  tail (1.51 and 1.84 on the heavy-tailed set).
-* With sample weights, every step of Algorithm 1 is the weighted one: the singular subspace of
-  the rows scaled by ``sqrt(w)``, weighted k-means++, weighted means of ``S_r`` and weighted
-  Lloyd; local cluster sizes become weight totals. Rows of weight 0 cannot be seeds.
+Implementation notes (every choice and where it departs from the paper or the authors'
+code, with its measurement): docs/algorithms.md, *k-FED*.
 """
 
 from __future__ import annotations
@@ -548,7 +490,7 @@ def _one_thread():
 
 def _server_spread(points, centers, labels, weights=None) -> float:
     """Total (weighted) distance from every local center to its global center: the criterion
-    the server compares its starts by (see the module docstring)."""
+    the server compares its starts by (docs/algorithms.md, *k-FED*, server_starts)."""
     dist = np.sqrt(sq_distances_to(points, centers, labels))
     return float(dist.sum() if weights is None else np.dot(weights, dist))
 

@@ -9,51 +9,8 @@ weighted by the batch's share of the epoch's points, and returns its last epoch'
 size-weighted mean ``Gamma* = sum Lambda^(i) Gamma^(i) / Lambda`` cluster by cluster, and steps
 ``Gamma <- Gamma + alpha (Gamma* - Gamma)``, optionally through a momentum.
 
-What the paper leaves open, and how it is read here (each a parameter):
-
-* **"alpha = (1, 0.5)"** in every figure: Algorithm 1 has a scalar ``alpha``; the authors'
-  code (``KMeansFederated``, ``learning_rate`` and ``momentum``) has a server rate and a server
-  momentum of 0.5 kept as an exponential moving average of the updates,
-  ``v <- mu v + (1 - mu) u; Gamma <- Gamma + v`` with ``u = alpha (Gamma* - Gamma)``. That is
-  ``server_momentum_style="ema"``; ``"heavy_ball"`` is ``v <- mu v + u``.
-* **A cluster no sampled client saw** (``Lambda = 0``) keeps its centroid and its velocity
-  (the authors' code lets the momentum carry it on; *not in the paper*, which has no
-  momentum).
-* **Random initialization** (Algorithm 1: "initialize cluster centroids randomly"):
-  ``init="uniform"``, uniform in a box, per feature (the authors' code draws from
-  ``[0, K + 1]``, which covers their synthetic data; ``init_bounds``). Without bounds the box
-  is the data's range, which every client reports once (``2 d`` floats each): *not in the
-  paper*.
-* **Reassignment** (Sec. 2.3, the sentence after Algorithm 1): a cluster whose round size
-  ``Lambda`` stays below ``reassign_fraction * sum_i |P_i|`` (every client's data, which the
-  clients report once) for ``reassign_after`` consecutive rounds is re-initialized in the same
-  box, its velocity reset. The authors' code compares with this round's sampled total and
-  waits 10 rounds; the paper's rule is the default (0.01, 20). With few clients per round the
-  paper's basis starves every cluster (``C`` times a cluster's share below the fraction, e.g.
-  ``C = 0.1`` and ``K = 16``: all ``K`` clusters re-initialized every 20 rounds), so
-  ``reassign_basis="round"`` compares with the round's rows instead (*not in the paper*).
-* **Mini-batches:** each ``ClientKMeans`` call cuts the client's rows, in a random order, into
-  batches of ``B`` (the last may be smaller) and shuffles the batches' order every epoch (the
-  authors' code ignores ``B``). With ``B = None`` sample weights equal repeated rows.
-
-**Defaults** (*not in the paper*): every client each round (``sample_fraction=1.0``) from the
-federated greedy k-means++ seeding (``init="greedy-k-means++"``: scikit-learn's seeding,
-``2 + ln K`` candidates per centroid, without moving data); the rest as the paper's figures
-(``E = 1``, ``B = infinity``, ``alpha = (1, 0.5)``, ``beta = 1``, ``T = 200``, Sec. 2.3's
-reassignment).
-Over 20 seeds they end within 1.1x of scikit-learn's ``KMeans`` on the pooled data (10
-restarts): at worst 1.000x on Sec. 2.1's clients and 1.034x on scikit-learn's digits over 20
-clients of two digits each, where the paper's start and ``C = 0.1`` end at 1.59x and 1.43x on
-average (5.3x and 1.65x at worst), and exact k-means++ in place of the greedy seeding leaves
-two centroids on one Gaussian of the 1-D clients on one seed (3.8x)
-(``benchmarks/results/fedkmeans_defaults.md``). With few clients per round each round moves
-the centroids to the sampled clients' clusters: on clients that hold a few clusters each,
-``C = 0.1`` stays about 1.4x above pooled k-means whatever the seeding. The paper's algorithm
-is ``init="uniform"`` with ``init_bounds`` and the figure's ``sample_fraction``.
-
-Central k-means, the paper's baseline, is this estimator on one client holding all the data,
-with ``C = E = alpha = beta = 1``, no momentum and ``B = None``: Lloyd's algorithm from the same
-random start, with the same reassignment rule (the authors' central ``KMeans``).
+What the paper leaves open and how it is read here (each a parameter), the defaults and what
+they were measured to give: docs/algorithms.md, *Federated k-means*.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from fedclust.io import (  # noqa: E402
     remove_orphan_temporaries,
 )
 from fedclust.pipeline import OUTPUT_FOLDERS, benchmarks, registry  # noqa: E402
+from fedclust.exceptions import ConfigError  # noqa: E402
 from fedclust.pipeline.config import (  # noqa: E402
     config_warnings,
     type_command_line_values,
@@ -53,8 +54,13 @@ CONFIG_SOURCES = [
     *reversed(workflow.overwrite_configfiles or []),
     Path(workflow.basedir) / "config" / "config.yaml",
 ]
-validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml", sources=CONFIG_SOURCES)
-check_mirror(config, workflow.config_settings.config)
+try:
+    validate_config(
+        config, Path(workflow.basedir) / "config" / "schema.yaml", sources=CONFIG_SOURCES
+    )
+    check_mirror(config, workflow.config_settings.config)
+except ConfigError as error:  # the message names the file and line: no traceback under it
+    sys.exit(f"ConfigError: {error}")
 # a damaged local copy of a fetched file is fetched again (named, its date kept), and a damaged
 # derived file (its bytes no longer those its checksum sidecar holds) is removed, so its rule
 # makes it again in this run, before any job reads it. Only the main process checks: jobs on a

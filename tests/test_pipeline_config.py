@@ -416,6 +416,17 @@ def test_a_target_after_configfile_is_named_as_one(tmp_path):
     assert problem.endswith("No such file or directory (a target after --configfile is read "
                             "as one: put targets before it or after --)")
     assert read_config_file(tmp_path / "mine.yaml")[1].endswith("No such file or directory")
+    report = tmp_path / "reproduction.md"  # a text target that exists: read as YAML
+    report.write_text("# Reproduction\n\n| key | verdict |\n")
+    assert read_config_file(report)[1] == (
+        f"config file {report}, line 3, column 3: expected a comment or a line break, but "
+        f"found 'k' (a target after --configfile is read as one: put targets before it or "
+        f"after --)")
+    words = tmp_path / "run_config.txt"
+    words.write_text("a finished run\n")
+    assert read_config_file(words)[1] == (
+        f"config file {words}: holds a str, not keys (a target after --configfile is read as "
+        f"one: put targets before it or after --)")
 
 
 def test_likely_mistakes_in_a_valid_config_are_warned_with_their_line(tmp_path):

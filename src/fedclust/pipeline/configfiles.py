@@ -41,13 +41,13 @@ def read_config_file(path) -> tuple[dict | None, str | None]:
         mark = getattr(error, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error)
-        return None, f"config file {path}{where}: {problem}"
+        return None, f"config file {path}{where}: {problem}{hint}"
     if loaded is None:
         # Snakemake would refuse it without its name ("Config file must be given as JSON or
         # YAML with keys at top level")
         return None, f"config file {path}: empty (a config file holds keys at its top level)"
     if not isinstance(loaded, dict):
-        return None, f"config file {path}: holds a {type(loaded).__name__}, not keys"
+        return None, f"config file {path}: holds a {type(loaded).__name__}, not keys{hint}"
     return loaded, None
 
 

@@ -1,79 +1,9 @@
 """Shakespeare (LEAF): one user per speaking role, next-character examples, k-means features.
 
-Source
-------
-The input is *The Complete Works of William Shakespeare*, Project Gutenberg etext #100 in its
-January 1994 edition (``shaks12.txt``): the file LEAF's ``data/shakespeare/preprocess/
-get_data.sh`` originally fetched as ``http://www.gutenberg.org/files/100/old/1994-01-100.zip``
-(``100.txt`` inside, renamed ``raw_data.txt``). :data:`SHAKESPEARE_RAW` records its sha256; it is
-fetched from an unmodified copy of that text, from Gutenberg's archive (unzipped and checked
-against the same sha256), or from an offline mirror (``<mirror>/shakespeare/raw_data.txt``).
-LEAF's later ``get_data.sh`` points at ``http://www.gutenberg.org/files/100/100-0.txt``, a later
-edition; LEAF's parser (hard-coded line numbers, indentation rules) and its documented statistics
-belong to the 1994 file, so only that file's sha256 is accepted here.
-
-LEAF's preprocessing, step by step
-----------------------------------
-Re-implemented from LEAF (github.com/TalwalkarLab/leaf), ``data/shakespeare/preprocess/``:
-
-1. ``preprocess_shakespeare.py::_split_into_plays`` (:func:`parse_plays`). Drop the file's first
-   line; the plays start 5 lines above the *second* ``by William Shakespeare`` line (the first
-   heads the Sonnets) and end at index 124195 of the remaining lines (line 124,197 of the file).
-   Every ``by William Shakespeare`` line opens a play whose title is the first non-blank line 2
-   to 6 lines above it (else the line 7 above). A speech starts at a line ``"  NAME. text"``;
-   every later line indented by four or more spaces continues it (deeply indented stage
-   directions included); any other line -- blank, or an unindented direction -- is skipped
-   without ending the speech. Names are upper-cased (``SIR Toby`` and ``SIR TOBY`` are one
-   role). *The Comedy of Errors* is not indented in the file: there a
-   speech is ``"NAME. text"`` at column 0, every following line (blank ones included) continues
-   it, a line ``ACT ...`` or a line starting with ``<`` (the Gutenberg licence notice) ends
-   it. Plays with fewer than two roles are dropped.
-2. ``_get_train_test_by_character`` and ``_write_data_by_character`` (:func:`leaf_users`). The
-   user of a role is ``re.sub(r"\\W+", "_", (play + "_" + character).replace(" ", "_"))``
-   (:func:`leaf_user_name`); roles with two lines or fewer are skipped; roles mapping to the same
-   name are merged, in order of appearance. The user's play (LEAF's "hierarchy") is the last
-   play giving that name.
-3. ``shake_utils.py::__txt_to_data`` (:class:`ShakespeareUsers`). A user's lines, each followed
-   by a newline, are read as one text; newlines become spaces and every run of two or more
-   spaces becomes one space. The examples are all windows ``x = text[i:i + 80]`` with target
-   ``y = text[i + 80]``, ``i = 0 .. len(text) - 81``: windows cross line boundaries and there is
-   no padding, so a user has ``len(text) - 80`` samples, and users with none are dropped.
-
-On the 1994 file this gives 36 plays, 1,130 users and 4,226,206 samples; LEAF's paper and
-README document 1,129 users and 4,226,158 samples (one user, 48 samples fewer), presumably from
-its authors' own run on a slightly different copy of the file or code. (LEAF's commit 21f185e
-has another ``__txt_to_data`` -- each line padded on the left with 80 spaces, windows within a
-line, the newline as the last target -- which gives 1,145 users and 4,331,316 samples; the rule
-above is the one of LEAF's other versions, and the one that matches its documented counts.)
-
-Letters. LEAF's models map a character to its position in ``ALL_LETTERS`` (80 symbols,
-``models/utils/language_utils.py``). ``str.find`` returns -1 for a character outside it:
-``word_to_indices`` passes the -1 on and ``letter_to_vec`` turns it into the one-hot of index
--1, i.e. the last symbol ``}``. :func:`letter_indices` keeps the -1; everything that needs a
-valid index (targets ``y``, the features) follows ``letter_to_vec`` and counts such a character
-as ``}`` (index 79). In the 1994 file the 11 characters outside the vocabulary (``#%*/<=@_`|~``)
-occur only outside the users' texts (headers, licence notices), so this matters for other
-inputs only.
-
-Representation for k-means
---------------------------
-A window becomes the distribution of its 80 characters over the 80 letters, ``p = counts / 80``,
-and, by default, its square root ``sqrt(p)`` (float32, 80 columns): Euclidean distance between
-such vectors is sqrt(2) times the Hellinger distance between the two character distributions.
-The counts of every window come from one cumulative one-hot sum per user text,
-``counts(i) = C[i + 80] - C[i]`` (:func:`char_count_features`), without a loop over windows.
-
-Why: k-means needs fixed-length real vectors whose Euclidean geometry means something; a
-window's letter distribution is the simplest such summary, it captures what differs between
-roles at the character level (prose against verse, punctuation and capitals, names, vocabulary
-through letter frequencies), and the square root stabilises the multinomial noise of counting
-80 characters (the variance of ``sqrt(p_hat)`` is about ``(1 - p) / (4 * 80)``, nearly the same
-for every letter), so that frequent symbols such as the space do not dominate the distances as
-they do on raw frequencies. Limitation: it is a bag of characters -- order, words and syntax are
-lost -- and windows 1 character apart share 79 characters, so a user's points lie on a slowly
-moving path rather than forming independent draws; roles differ only mildly in letter
-statistics, so clusters can be expected to reflect register and style (verse or prose,
-punctuation) more than who speaks.
+Parses the 1994 Gutenberg text as LEAF does (one user per speaking role, every 80-character
+window with its next character) and turns each window into the square root of its letter
+distribution. The source and its checksum, LEAF's preprocessing step by step, the counts it
+gives and why these features: docs/data.md, *Shakespeare*.
 """
 
 from __future__ import annotations
@@ -645,7 +575,7 @@ class FederatedText:
     Attributes
     ----------
     X : ndarray of shape (n, NUM_LETTERS), float32
-        Letter-distribution features (see the module docstring).
+        Letter-distribution features (docs/data.md, *Shakespeare*).
     y : ndarray of shape (n,), int64
         Next-character letter index of each window.
     devices : ndarray of shape (n,), int64

@@ -1,43 +1,10 @@
 """Small CNNs whose hidden features serve as image embeddings for clustering.
 
-Two networks, trained on CPU in minutes:
-
-* ``"mnist"`` (:class:`MnistCNN`): conv(1->16, 3x3, pad 1) -> ReLU -> maxpool 2 ->
-  conv(16->32, 3x3, pad 1) -> ReLU -> maxpool 2 -> flatten -> linear 1568 -> 10. The embedding
-  is the flattened pooled feature map, 32 x 7 x 7 = **1,568** values.
-* ``"cifar10"`` (:class:`Cifar10CNN`): three blocks conv 3x3 (pad 1) -> batch norm -> ReLU ->
-  maxpool 2 with 3 -> 32 -> 64 -> 128 channels, flatten (128 x 4 x 4 = 2,048) -> linear 512 ->
-  ReLU -> dropout 0.25 -> linear 10. The embedding is the **512**-d penultimate activation
-  (after the ReLU, before dropout).
-
-:func:`train_and_embed` trains one of them on labelled images, measures the test accuracy and
-returns the embeddings of a set of images, computed in eval mode, batched, without
-augmentation. :func:`write_embeddings` and :func:`read_embeddings` store such a result as HDF5.
-
-Training recipe (the same for both networks): SGD with Nesterov momentum 0.9 and weight decay
-5e-4, learning rate annealed per step from ``lr`` to 0 along a cosine (no warm-up), cross
-entropy loss. SGD with momentum and a cosine schedule is the usual recipe for small CNNs with
-batch norm on CIFAR-10, and the same settings serve MNIST (Adam was not compared). Inputs are
-scaled to ``[0, 1]`` and normalised per channel with the mean and standard deviation of the
-training images used (recorded in the parameters). CIFAR-10 training images are augmented with
-torchvision's random crop (32, padding 4) and horizontal flip, drawn per image.
-
-Suggested settings (:data:`MODEL_DEFAULTS`; batch size 128, ``lr`` 0.05 for both):
-
-* MNIST: 2 epochs on the 60,000 training images, then embed 50,000 training images (a random subset,
-  drawn by :func:`fedclust.experiments.datasets.embed`).
-  Measured (seed 0, 2 CPU cores): 98.7 % test accuracy, 10-12 s per epoch, 31 s in all.
-* CIFAR-10: 15 epochs on the 50,000 training images, then embed the same 50,000 images.
-  Measured on the offline mirror's JPEG re-encoding of CIFAR-10 (a lossy approximation; seed 0,
-  2 CPU cores): 37-45 s per epoch on idle cores, 80.8 % test accuracy after 15 epochs
-  (11.4 min in all), 66.7 % after 2 epochs (with the schedule spread over 2 epochs).
-
-Determinism: a run is a function of ``seed`` and the data. The seed drives the weight
-initialisation, the dropout masks and the augmentation (through torch's global generator,
-forked so that the caller's generator state is left untouched) and the batch order (a separate
-seeded ``torch.Generator``); ``torch.use_deterministic_algorithms(True)`` is on while training.
-Bit-identical results are expected for the same torch build, machine and number of threads
-(the tests check two runs in one process).
+Two networks trained on the CPU in minutes: ``"mnist"`` (:class:`MnistCNN`, 1,568-d
+embeddings) and ``"cifar10"`` (:class:`Cifar10CNN`, 512-d); :func:`train_and_embed` trains
+one and embeds a set of images, :func:`write_embeddings` and :func:`read_embeddings` store
+the result. The architectures, the training recipe, the measured accuracies and what makes
+a run deterministic: docs/data.md, *CNN embeddings*.
 """
 
 from __future__ import annotations
@@ -134,7 +101,8 @@ class Cifar10CNN(nn.Module):
 _MODELS = {"mnist": MnistCNN, "cifar10": Cifar10CNN}
 MODEL_NAMES = tuple(_MODELS)
 
-# Suggested training settings per network (see the module docstring for measured accuracies).
+# Suggested training settings per network (docs/data.md, *CNN embeddings*, for measured
+# accuracies).
 MODEL_DEFAULTS = {
     "mnist": {"epochs": 2, "batch_size": 128, "lr": 0.05, "augment": False},
     "cifar10": {"epochs": 15, "batch_size": 128, "lr": 0.05, "augment": True},

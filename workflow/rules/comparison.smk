@@ -14,7 +14,7 @@ rule comparison_setting:
         "results/benchmarks/comparison_setting/comparison/{dataset}_{partition}.tsv"
     wildcard_constraints:
         dataset=comparison_pipeline.DATASET_PATTERN,
-        partition="iid|structured|natural",
+        partition=comparison_pipeline.PARTITION_PATTERN,
     conda:
         ENV
     threads: 1

@@ -12,15 +12,20 @@ IID; gathered in ``heterogeneity.csv``).
 
 from __future__ import annotations
 
+from ..partitions import COMPARISON_PARTITIONS
 from .data import DATASETS, MIXTURE
 from .declarations import Figure, Paper, Table, gathered_table
 
 __all__ = ["PAPER", "CITATION", "setting_part", "heterogeneity_part", "settings",
-           "natural_datasets", "features", "job_settings", "DATASET_PATTERN"]
+           "natural_datasets", "features", "job_settings", "DATASET_PATTERN",
+           "PARTITION_PATTERN"]
 
 CITATION = "Cross-paper comparison (this pipeline; not in any paper)"
 #: What the ``{dataset}`` of the comparison's file names may be.
 DATASET_PATTERN = "|".join([MIXTURE, *DATASETS])
+#: What the ``{partition}`` of a setting's file name may be: the partitions the comparison
+#: knows (:data:`fedclust.partitions.COMPARISON_PARTITIONS`, named once there)
+PARTITION_PATTERN = "|".join(COMPARISON_PARTITIONS)
 
 
 def _section(config) -> dict:

@@ -194,6 +194,20 @@ CASES = {"assign": case_assign, "lloyd": case_lloyd, "kfed": case_kfed,
          "assign_by_device": case_assign_by_device}
 
 
+def run_in_tree(src: Path, code: str, *args: str) -> dict:
+    """Run ``code`` (``python -c``) with ``args`` in a child process importing the fedclust
+    of the source tree ``src`` (e.g. a worktree of an earlier commit), every thread pool at
+    one thread; returns the JSON object its last line of output prints."""
+    import json
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(src).resolve()), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:

@@ -18,17 +18,14 @@ Writes ``benchmarks/results/coreset_setting_run.{csv,md}``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import machine, run_in_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -63,11 +60,7 @@ print(json.dumps(out))
 
 
 def time_tree(src: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(REPO / "config" / "config.yaml")],
-                          env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_tree(src, CHILD, REPO / "config" / "config.yaml")
 
 
 def main(argv=None):

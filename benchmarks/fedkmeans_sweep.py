@@ -15,17 +15,14 @@ Writes ``benchmarks/results/fedkmeans_sweep.{csv,md}``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine  # noqa: E402
+from bench_kernel import machine, run_in_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -45,11 +42,7 @@ print(json.dumps({"cpu_s": time.process_time() - start,
 
 
 def time_sweep(src: Path, sweep: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(REPO / "config" / "config.yaml"),
-                           sweep], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_tree(src, CHILD, REPO / "config" / "config.yaml", sweep)
 
 
 def main(argv=None):

@@ -46,13 +46,20 @@ server share), :mod:`~fedclust.runtime.flower.client` (the ClientApp),
 :mod:`~fedclust.runtime.flower.measurements` and :mod:`~fedclust.runtime.flower.cli`.
 """
 
-from .app import write_app
-from .cli import KILL_BEFORE, demo_federation, demo_params, main, run_and_measure
-from .client import client_app
-from .launcher import FlowerRun, launch, run_config_toml, write_partitions
-from .measurements import fit_in_process, measurements, summary_markdown
-from .protocol import ALGORITHMS, DevicesLostError, payload_bytes
-from .server import server_app
+# one check for the package (Python imports it before any of its modules)
+try:
+    import flwr  # noqa: F401
+except ImportError as error:  # pragma: no cover - the extra is optional
+    raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
+                      "(pinned in requirements-flower.lock)") from error
+
+from .app import write_app  # noqa: E402
+from .cli import KILL_BEFORE, demo_federation, demo_params, main, run_and_measure  # noqa: E402
+from .client import client_app  # noqa: E402
+from .launcher import FlowerRun, launch, run_config_toml, write_partitions  # noqa: E402
+from .measurements import fit_in_process, measurements, summary_markdown  # noqa: E402
+from .protocol import ALGORITHMS, DevicesLostError, payload_bytes  # noqa: E402
+from .server import server_app  # noqa: E402
 
 __all__ = ["ALGORITHMS", "KILL_BEFORE", "DevicesLostError", "FlowerRun", "client_app",
            "demo_federation", "demo_params", "fit_in_process", "launch", "main",

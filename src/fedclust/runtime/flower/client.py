@@ -6,14 +6,9 @@ steps) and answers the server.
 from __future__ import annotations
 
 import numpy as np
-
-try:
-    from flwr.app import ArrayRecord, ConfigRecord, Context, Message, RecordDict
-    from flwr.clientapp import ClientApp
-    from flwr.clientapp.mod import message_size_mod
-except ImportError as error:  # pragma: no cover - the extra is optional
-    raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
-                      "(pinned in requirements-flower.lock)") from error
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.clientapp import ClientApp
+from flwr.clientapp.mod import message_size_mod
 
 from ...algorithms.federated_kmeans import FederatedKMeans
 from ...algorithms.kfed import KFed, LocalDraws, awasthi_sheffet

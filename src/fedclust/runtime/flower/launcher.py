@@ -13,12 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-try:
-    from flwr.common.constant import HEARTBEAT_DEFAULT_INTERVAL
-except ImportError as error:  # pragma: no cover - the extra is optional
-    raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
-                      "(pinned in requirements-flower.lock)") from error
+from flwr.common.constant import HEARTBEAT_DEFAULT_INTERVAL
 
 from ...federation import Federation
 from .app import write_app

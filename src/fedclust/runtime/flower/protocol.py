@@ -7,12 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
-try:
-    from flwr.app import Array, Context, RecordDict
-except ImportError as error:  # pragma: no cover - the extra is optional
-    raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
-                      "(pinned in requirements-flower.lock)") from error
+from flwr.app import Array, Context, RecordDict
 
 from ...algorithms.distributed_lloyd import DistributedLloyd
 from ...algorithms.federated_kmeans import FederatedKMeans

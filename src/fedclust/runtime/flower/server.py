@@ -12,13 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-try:
-    from flwr.app import ArrayRecord, ConfigRecord, Context, RecordDict
-    from flwr.serverapp import Grid, ServerApp
-except ImportError as error:  # pragma: no cover - the extra is optional
-    raise ImportError("fedclust.runtime.flower needs Flower: pip install -e '.[flower]' "
-                      "(pinned in requirements-flower.lock)") from error
+from flwr.app import ArrayRecord, ConfigRecord, Context, RecordDict
+from flwr.serverapp import Grid, ServerApp
 
 from ..._validation import fit_rng
 from ...algorithms.distributed_lloyd import DistributedLloyd

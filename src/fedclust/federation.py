@@ -81,6 +81,12 @@ def _sort_by_device(devices: np.ndarray):
     return order, device_ids, counts
 
 
+def _are_node_ids(ids: np.ndarray) -> bool:
+    """Whether device ids can name a topology's nodes: non-negative integers (the server is
+    node -1)."""
+    return ids.dtype.kind in "iu" and (ids.size == 0 or ids.min() >= 0)
+
+
 @dataclass(frozen=True, eq=False)
 class Federation:
     """Data of a federated network, rows sorted by device.
@@ -126,7 +132,7 @@ class Federation:
         integers, else their positions ``0..n_devices-1`` (string ids, negative ids: the
         server is node -1)."""
         ids = self.device_ids
-        if ids.dtype.kind in "iu" and (ids.size == 0 or ids.min() >= 0):
+        if _are_node_ids(ids):
             return ids.astype(np.int64, copy=False)
         return np.arange(len(ids), dtype=np.int64)
 
@@ -167,7 +173,7 @@ class Federation:
             if not isinstance(topology, Topology):
                 raise TypeError(f"topology must be a fedclust.topology.Topology; got "
                                 f"{type(topology).__name__}")
-            if device_ids.dtype.kind not in "iu" or (device_ids.size and device_ids.min() < 0):
+            if not _are_node_ids(device_ids):
                 raise ValueError(f"a topology's nodes are non-negative integers, the devices' "
                                  f"ids; these devices are named {device_ids[:3].tolist()}...: "
                                  f"give them the ids of their nodes")

@@ -30,7 +30,7 @@ __all__ = ["best_kmeans", "reference_kmeans"]
 def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
                 max_iter: int = 300, objective: str = "kmeans",
                 algorithm: str = "lloyd", seeding: str = "kmeans++",
-                desc: str | None = None) -> LloydResult:
+                desc: str | None = None, tol: float = 0.0) -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
 
     Parameters
@@ -57,6 +57,9 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     desc : str, optional
         Show progress over the restarts under this name (:func:`fedclust.progress.progress`:
         log lines in a job, with a heartbeat while a restart runs); None shows none.
+    tol : float, default=0.0
+        :func:`fedclust.lloyd.lloyd`'s absolute tolerance (k-means; 0: until no label
+        changes).
 
     Returns
     -------
@@ -96,7 +99,7 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
             init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
                                       random_state=seed, power=power)
         result = lloyd(X, init, weights=sample_weight, max_iter=max_iter, objective=objective,
-                       algorithm=algorithm)
+                       algorithm=algorithm, tol=tol)
         if best is None or result.inertia < best.inertia:
             best = result
     return best

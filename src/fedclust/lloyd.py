@@ -37,6 +37,7 @@ __all__ = [
     "SegmentSteps",
     "segment_sums",
     "sq_distances_to",
+    "tolerance",
     "update_centers",
     "update_medians",
     "lloyd",
@@ -928,6 +929,9 @@ class LloydResult:
     converged: bool
     weights: np.ndarray | None = None
     objective: str = "kmeans"
+    #: Whether the last update moved the centers by at most ``tol`` (the run stopped there,
+    #: with the labels of those centers) rather than leaving every label unchanged.
+    by_shift: bool = False
 
     @property
     def inertia(self) -> float:
@@ -943,7 +947,7 @@ class LloydResult:
 
 def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
           max_iter: int = 300, on_iteration=None, objective: str = "kmeans",
-          algorithm: str = "lloyd") -> LloydResult:
+          algorithm: str = "lloyd", tol: float = 0.0) -> LloydResult:
     """Lloyd's algorithm from ``init``: alternate update and assignment steps.
 
     Every iteration is one pass of the kernel: the assignment to the current centers and the
@@ -975,6 +979,12 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
         ``KMeans(algorithm="elkan")``; it keeps an ``n x k`` float32 array of bounds). Many
         times fewer distances once most centers settle; a near-tie may be broken the other
         way (see :func:`_elkan_iterations`).
+    tol : float, default=0.0
+        Convergence also when an update moves the centers by at most ``tol`` in all (the sum
+        of their squared shifts, scikit-learn's ``center_shift_tot``; an absolute value:
+        :func:`tolerance` scales one by the data); ``0`` stops only when no label changes.
+        k-means only: a k-median run ignores it.
+        The labels returned are always those of the returned centers.
 
     A run whose centers come back, bit for bit, to those of an earlier iteration without
     converging repeats itself from there: without ``on_iteration`` it stops at the iteration
@@ -1010,7 +1020,8 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
             raise ValueError("algorithm='elkan' is k-means only (objective='kmeans'); got "
                              f"objective={objective!r}")
         centers, labels, sq, cluster_weights, n_iter, converged = _elkan_iterations(
-            X, centers, weights=weights, max_iter=max_iter, on_iteration=on_iteration)
+            X, centers, weights=weights, max_iter=max_iter, on_iteration=on_iteration,
+            tol=tol)
         return LloydResult(centers=centers, labels=labels, sq_distances=sq,
                            cluster_weights=cluster_weights, n_iter=n_iter, converged=converged,
                            weights=None if weights is None else np.asarray(weights))
@@ -1027,17 +1038,18 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
     step = _run_pass(X, None, centers[None], plan, weights=weights, sums=True)
     if on_iteration is not None:
         on_iteration(0, centers, step.labels, step.sq)
-    converged = False
+    converged = by_shift = False
     n_iter = 0
     cycle = None if on_iteration is not None else _Cycle(max_iter, centers)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is kept after the loop)
-        centers = _means(step.sums, step.totals, centers)
+        previous, centers = centers, _means(step.sums, step.totals, centers)
         new = _run_pass(X, step.x_sq, centers[None], plan, weights=weights, sums=True)
         if on_iteration is not None:
             on_iteration(n_iter, centers, new.labels, new.sq)
         same = np.array_equal(new.labels, step.labels)
         step = new
-        if same:
+        by_shift = _settled(previous, centers, tol)
+        if same or by_shift:
             converged = True
             break
         if cycle is not None and cycle.at_end(n_iter, centers):
@@ -1045,10 +1057,38 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
             break
     return LloydResult(centers=centers, labels=step.labels, sq_distances=step.sq,
                        cluster_weights=step.totals, n_iter=n_iter, converged=converged,
-                       weights=None if weights is None else np.asarray(weights))
+                       weights=None if weights is None else np.asarray(weights),
+                       by_shift=by_shift)
 
 
-def _elkan_iterations(X, centers, *, weights, max_iter, on_iteration):
+def _settled(previous: np.ndarray, centers: np.ndarray, tol: float) -> bool:
+    """Whether an update moved the centers by at most ``tol`` in all (the sum of their
+    squared shifts, in float64); never with ``tol = 0``, where only unchanged labels stop."""
+    if tol <= 0:
+        return False
+    shift = centers.astype(np.float64) - previous.astype(np.float64)
+    return float(np.einsum("ij,ij->", shift, shift)) <= tol
+
+
+def tolerance(X: np.ndarray, tol: float, weights: np.ndarray | None = None) -> float:
+    """``tol`` times the mean over features of the (weighted) variance of ``X``: the absolute
+    tolerance of :func:`lloyd` for a relative ``tol``, as scikit-learn's ``KMeans`` scales
+    its ``tol`` (weighted here, and 0 for ``tol = 0``).
+
+    Returns
+    -------
+    float
+    """
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if tol == 0 or (w is not None and not w.sum() > 0):
+        return 0.0
+    X = np.asarray(X, dtype=np.float64)
+    mean = np.average(X, axis=0, weights=w)
+    variance = np.average((X - mean) ** 2, axis=0, weights=w)
+    return float(np.mean(variance) * tol)
+
+
+def _elkan_iterations(X, centers, *, weights, max_iter, on_iteration, tol=0.0):
     """The k-means iterations of :func:`lloyd` with Elkan's (2003) assignment step.
 
     The same Lloyd iteration (assign every row to its nearest center, move every center to
@@ -1094,7 +1134,7 @@ def _elkan_iterations(X, centers, *, weights, max_iter, on_iteration):
         if on_iteration is not None:
             on_iteration(n_iter, centers, labels,
                          sq_distances_to(X, centers, labels).astype(X.dtype))
-        if np.array_equal(labels, previous):
+        if np.array_equal(labels, previous) or tol > 0 and float((shift ** 2).sum()) <= tol:
             converged = True
             break
         if cycle is not None and cycle.at_end(n_iter, centers):

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from fedclust import DistributedLloyd
 from fedclust.lloyd import lloyd
@@ -28,7 +29,7 @@ def test_equals_centralized_lloyd_from_the_same_init(rng):
 def test_communication_counts_are_exact(rng):
     X, _, devices = federated_blobs(rng)
     Z, k, d = len(np.unique(devices)), 4, X.shape[1]
-    model = DistributedLloyd(k, init=X[[0, 60, 120, 180]]).fit(X, devices=devices)
+    model = DistributedLloyd(k, init=X[[0, 60, 120, 180]], tol=0).fit(X, devices=devices)
     assert model.converged_
     rounds = model.n_iter_ + 1
     assert model.communication_["rounds"] == rounds
@@ -37,7 +38,8 @@ def test_communication_counts_are_exact(rng):
     assert model.communication_["ints_up"] == rounds * Z * k  # cluster counts
     assert model.communication_["lloyd_rounds"] == rounds
     # all four seeds in one blob: one iteration cannot reach the fixed point
-    stopped = DistributedLloyd(k, init=X[:4], max_iter=1).fit(X, devices=devices)
+    with pytest.warns(ConvergenceWarning, match="stopped at max_iter=1 before converging"):
+        stopped = DistributedLloyd(k, init=X[:4], max_iter=1, tol=0).fit(X, devices=devices)
     assert not stopped.converged_
     assert stopped.communication_["rounds"] == 1
     assert stopped.communication_["floats_down"] == 2 * Z * k * d
@@ -46,9 +48,12 @@ def test_communication_counts_are_exact(rng):
 
 def test_seeding_rounds_come_first(rng):
     X, _, devices = federated_blobs(rng)
-    model = DistributedLloyd(4, random_state=0).fit(X, devices=devices)
-    assert model.communication_["seeding_rounds"] == 8
-    assert model.communication_["rounds"] == 8 + model.n_iter_ + 1
+    exact = DistributedLloyd(4, init="k-means++", tol=0, random_state=0).fit(X, devices=devices)
+    assert exact.communication_["seeding_rounds"] == 8  # two per center
+    assert exact.communication_["rounds"] == 8 + exact.n_iter_ + 1
+    greedy = DistributedLloyd(4, tol=0, random_state=0).fit(X, devices=devices)  # the default
+    assert greedy.communication_["seeding_rounds"] == 9  # 2 k + 1
+    assert greedy.communication_["rounds"] == 9 + greedy.n_iter_ + 1
 
 
 def test_every_iteration_is_reported(rng):

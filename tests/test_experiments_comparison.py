@@ -21,11 +21,12 @@ from fedclust.partitions import partition_devices
 K = 3
 CFG = {"runs": 1, "n_devices": 6, "device_clusters": 2, "dropout": [0.0, 0.5],
        "centralized_n_init": 1, "kfed": {"server_lloyd_rounds": 1, "server_starts": 1},
-       "distributed_lloyd": {"max_iter": 50}, "localkmeans": {"local_steps": [2], "n_iter": 5},
+       "distributed_lloyd": {"max_iter": 50, "init": "k-means++", "tol": 0},
+       "localkmeans": {"local_steps": [2], "n_iter": 5, "init": "k-means++"},
        "coreset": {"coreset_size": 30, "topologies": ["star", "erdos_renyi"],
-                   "erdos_renyi_p": 0.6, "n_init": 1},
+                   "erdos_renyi_p": 0.6, "n_init": 1, "tol": 0},
        "fedkmeans": {"sample_fraction": 1.0, "local_epochs": 1, "client_lr": 1.0,
-                     "n_rounds": 10},
+                     "n_rounds": 10, "tol": None},
        "mix_fractions": [0.0, 1.0], "max_samples": None,
        "mixture": {"n_features": 5, "separation": 10, "samples_per_cluster": 20}}
 

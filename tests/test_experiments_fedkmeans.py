@@ -22,7 +22,8 @@ from fedclust.reproduction import load_targets
 from .conftest import REPO
 
 SETTINGS = {
-    "seeds": 2, "n_clusters": 5, "n_rounds": 40, "batch_size": None, "server_lr": 1.0,
+    "seeds": 2, "n_clusters": 5, "n_rounds": 40, "tol": None, "batch_size": None,
+    "server_lr": 1.0,
     "server_momentum": 0.5, "server_momentum_style": "ema", "init": "uniform",
     "init_bounds": [0, 6], "reassign_fraction": 0.01, "reassign_after": 20,
     "reassign_basis": "all", "sample_fractions": [0.03, 0.3],
@@ -280,7 +281,8 @@ def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_sch
     oracle = kmeans_cost(X, np.array([X[labels == j].mean(0) for j in range(4)]))
     real = {"runs": 2, "init": "k-means++", "sample_fractions": [0.25, 1.0], "local_epochs": 1,
             "client_lr": 1.0, "batch_size": None, "n_rounds": 20, "kfed_device_clusters": 1,
-            "localkmeans_local_steps": 2, "localkmeans_iterations": 10}
+            "localkmeans_local_steps": 2, "localkmeans_iterations": 10,
+            "localkmeans_init": "k-means++"}
     table = natural_client_runs(X, devices, oracle, 4, {**SETTINGS, "real": real},
                                 dataset="toy", base_seed=0, show_progress=False)
     # the comparison's ids and names: one schema for every algorithm's runs
@@ -313,7 +315,8 @@ def test_natural_client_runs_write_a_setting_k_fed_cannot_run_as_skipped_rows():
     devices = np.repeat([0, 1], 100)   # 2 clients x k' = 1: 2 local centers for k = 4
     real = {"runs": 2, "init": "k-means++", "sample_fractions": [1.0], "local_epochs": 1,
             "client_lr": 1.0, "batch_size": None, "n_rounds": 3, "kfed_device_clusters": 1,
-            "localkmeans_local_steps": 2, "localkmeans_iterations": 3}
+            "localkmeans_local_steps": 2, "localkmeans_iterations": 3,
+            "localkmeans_init": "k-means++"}
     table = natural_client_runs(X, devices, 1.0, 4, {**SETTINGS, "real": real},
                                 dataset="toy", base_seed=0, show_progress=False)
     skip = table[table.metric == SKIPPED]

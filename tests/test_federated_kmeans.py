@@ -92,7 +92,8 @@ def test_central_kmeans_is_lloyd_from_the_same_start():
     X, _ = gaussian_clients(n_clients=30, scale=0.5, seed=3)
     init = np.array([[0.0], [1.5], [3.3], [3.6], [6.0]])
     central = FederatedKMeans(5, sample_fraction=1.0, server_momentum=None, n_rounds=100,
-                              init=init, reassign_after=None).fit(X, devices=np.zeros(len(X), int))
+                              tol=None, init=init, reassign_after=None).fit(
+        X, devices=np.zeros(len(X), int))
     reference = lloyd(X, init, max_iter=100)
     np.testing.assert_allclose(np.sort(central.cluster_centers_.ravel()),
                                np.sort(reference.centers.ravel()), rtol=1e-12)
@@ -173,9 +174,9 @@ def test_reassignment_threshold_counts_every_clients_rows_not_the_rounds():
     rng = np.random.default_rng(0)
     X = np.r_[rng.normal(0, 0.1, (350, 1)), rng.normal(10, 0.1, (150, 1))]
     devices = np.r_[np.repeat(np.arange(50), 7), np.repeat(np.arange(50), 3)]
-    common = dict(sample_fraction=0.01, n_rounds=20, init=np.array([[0.0], [10.0]]),
+    common = dict(sample_fraction=0.01, n_rounds=20, tol=None, init=np.array([[0.0], [10.0]]),
                   init_bounds=(100, 101), reassign_after=20, random_state=2)
-    est = FederatedKMeans(2, **common).fit(X, devices=devices)
+    est = FederatedKMeans(2, reassign_fraction=0.01, **common).fit(X, devices=devices)
     assert est.n_participants_ == 1
     assert est.history_["points"].tolist() == [10] * 20
     assert est.history_["reassigned"].tolist() == [0] * 19 + [1]
@@ -206,7 +207,7 @@ def test_communication_is_counted_exactly():
     X, devices = gaussian_clients(n_clients=20)
     X = np.c_[X, X]  # d = 2
     K, d, T = 5, 2, 7
-    est = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, init="uniform",
+    est = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, tol=None, init="uniform",
                           random_state=0).fit(X, devices=devices)
     comm = est.communication_
     m = est.n_participants_
@@ -217,19 +218,20 @@ def test_communication_is_counted_exactly():
     assert comm.total("feature_range") == 20 * 2 * d
     assert comm.total("client_sizes", "ints") == 20
     assert comm["rounds"] == T + 1
-    given = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, init="uniform",
+    given = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, tol=None, init="uniform",
                             init_bounds=(0, 6), reassign_after=None,
                             random_state=0).fit(X, devices=devices)
     assert given.communication_["rounds"] == T
     assert given.communication_.floats == 2 * T * m * K * d
     # the default start, the federated greedy k-means++: 2 K + 1 rounds, no box without
     # reassignment
-    seeded = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, reassign_after=None,
-                             random_state=0).fit(X, devices=devices)
+    seeded = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, tol=None,
+                             reassign_after=None, random_state=0).fit(X, devices=devices)
     assert seeded.communication_["rounds"] == T + 2 * K + 1
     assert seeded.communication_.total("feature_range") == 0
-    plain = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, reassign_after=None,
-                            init="k-means++", random_state=0).fit(X, devices=devices)
+    plain = FederatedKMeans(K, sample_fraction=0.25, n_rounds=T, tol=None,
+                            reassign_after=None, init="k-means++",
+                            random_state=0).fit(X, devices=devices)
     assert plain.communication_["rounds"] == T + 2 * K
 
 

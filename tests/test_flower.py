@@ -22,7 +22,7 @@ pytest.importorskip("flwr", reason="Flower is an optional extra: pip install -e 
 
 from flwr.app import RecordDict  # noqa: E402
 
-from fedclust import FederatedKMeans, KFed, LocalKMeans  # noqa: E402
+from fedclust import DistributedLloyd, FederatedKMeans, KFed, LocalKMeans  # noqa: E402
 from fedclust._validation import fit_rng  # noqa: E402
 from fedclust.federation import Federation  # noqa: E402
 from fedclust.rounds import sample_participants  # noqa: E402
@@ -269,11 +269,23 @@ def test_fedkmeans_app_refuses_mini_batches_and_seedings_it_cannot_reproduce():
 
 def test_localkmeans_app_refuses_a_seeding_and_no_aggregation():
     link = flower_server._Link(grid=None, timeout=1.0, spec={})
-    with pytest.raises(ValueError, match="init='k-means\\+\\+'"):
+    with pytest.raises(ValueError, match="init='greedy-k-means\\+\\+'"):
         flower_server._serve_localkmeans(LocalKMeans(), None, link)
     with pytest.raises(ValueError, match="local_steps=None"):
         flower_server._serve_localkmeans(LocalKMeans(init=np.zeros((8, 2)), local_steps=None),
                                   None, link)
+
+
+def test_apps_refuse_the_tol_test_and_name_the_stopping_rule_they_run():
+    """The tol test needs the data's moments, which the apps do not exchange."""
+    link = flower_server._Link(grid=None, timeout=1.0, spec={})
+    init = np.zeros((8, 2))
+    with pytest.raises(ValueError, match=r"n_iter=None: .* runs a number of iterations n_iter"):
+        flower_server._serve_localkmeans(LocalKMeans(init=init), None, link)
+    with pytest.raises(ValueError, match=r"tol=0.0001: .* runs tol=0 \(until no label"):
+        flower_server._serve_distributed_lloyd(DistributedLloyd(init=init), None, link)
+    with pytest.raises(ValueError, match=r"tol=0.0001: .* runs tol=None"):
+        flower_server._serve_fedkmeans(FederatedKMeans(init="uniform"), None, link)
 
 
 class _SilentGrid:

@@ -31,7 +31,7 @@ def test_recovers_planted_clusters_on_a_structured_federation():
 
 def test_communication_is_one_round_with_exact_counts():
     mix, devices = mixture(1)
-    km = KFed(9, 3, random_state=1).fit(mix.X, devices=devices)
+    km = KFed(9, 3, server_weighting="uniform", random_state=1).fit(mix.X, devices=devices)
     Z, d = len(np.unique(devices)), mix.X.shape[1]
     comm = km.communication_
     assert comm["rounds"] == 1

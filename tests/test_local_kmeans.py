@@ -109,8 +109,8 @@ def test_labels_are_the_nearest_reported_centers_also_between_aggregations():
 def test_kmeans_plusplus_init_is_seeded_and_counted():
     X, y, _ = mixture(4)
     machines = iid_partition(len(X), 5, random_state=4)
-    a = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, devices=machines)
-    b = LocalKMeans(4, 3, n_iter=6, random_state=9).fit(X, devices=machines)
+    a = LocalKMeans(4, 3, n_iter=6, init="k-means++", random_state=9).fit(X, devices=machines)
+    b = LocalKMeans(4, 3, n_iter=6, init="k-means++", random_state=9).fit(X, devices=machines)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     assert a.communication_["seeding_rounds"] == 8
     assert a.communication_["rounds"] == 8 + 1 + 2

@@ -33,7 +33,7 @@ ledger, draws from a generator that never consumes the caller's, calls the estim
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -51,14 +51,16 @@ from .._validation import check_distinct_points, check_n_clusters, fit_rng
 from ..communication import Communication
 from ..exceptions import DevicesWarning
 from ..federation import Federation
-from ..lloyd import assign
+from ..lloyd import assign, tolerance
 from ..metrics import kmeans_cost, labelled_cost
 
-__all__ = ["FederatedClusteringMixin", "POSITIVE_INT"]
+__all__ = ["FederatedClusteringMixin", "POSITIVE_INT", "TOL"]
 
 
 #: A parameter that counts something (clusters, iterations, rounds): an int >= 1.
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+#: A relative convergence tolerance (``tol``), as scikit-learn's ``KMeans``: a float >= 0.
+TOL = Interval(Real, 0, None, closed="left")
 
 
 #: How ``fit`` and ``predict`` validate ``X`` (scikit-learn's ``validate_data``): float32 stays
@@ -221,6 +223,40 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
     def _check_test_data(self, X):
         return validate_data(self, X, reset=False, **_X_CHECKS)
+
+
+def data_tolerance(federation: Federation, tol, comm: Communication) -> float:
+    """The absolute tolerance of a relative ``tol`` on the federation's rows
+    (:func:`fedclust.lloyd.tolerance`: ``tol`` times the mean feature variance), and its cost
+    in the ledger: the server needs every device's row weight, feature sums and sum of
+    squared norms, ``d + 2`` floats up from each (kind ``data_moments``), sent once with its
+    first message. ``tol`` None or 0: no tolerance, nothing sent.
+
+    Returns
+    -------
+    float
+    """
+    if not tol:
+        return 0.0
+    from ..communication import SERVER
+
+    comm.send("data_moments", np.arange(federation.n_devices), SERVER,
+              floats=federation.n_features + 2)
+    return tolerance(federation.X, tol, federation.weights)
+
+
+def warn_not_converged(estimator, cap: str, value: int, who: str | None = None) -> None:
+    """Warn (scikit-learn's ``ConvergenceWarning``) that ``estimator``'s fit (or its part
+    ``who``) stopped at its iteration cap before the convergence test held; not when ``fit``
+    has warned that the data hold fewer distinct points than clusters (a cluster then never
+    settles, and that warning says why)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    if getattr(estimator, "_few_distinct_points", False):
+        return
+    warnings.warn(f"{who or type(estimator).__name__} stopped at {cap}={value} before "
+                  f"converging; raise {cap}, or tol to stop earlier", ConvergenceWarning,
+                  stacklevel=4)
 
 
 def _warn_centralized(name: str, y_given: bool) -> None:

@@ -45,10 +45,10 @@ from ..coreset import (
     sample_coreset,
 )
 from ..federation import Federation
-from ..lloyd import assign
+from ..lloyd import assign, tolerance
 from ..metrics import kmedian_cost, labelled_cost
 from ..topology import Flood, FullFlood, SpanningTree, Topology
-from ._base import POSITIVE_INT, FederatedClusteringMixin
+from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, warn_not_converged
 
 __all__ = ["DistributedCoreset", "portion_route", "send_portions", "broadcast_costs",
            "zhang_coreset"]
@@ -82,7 +82,14 @@ class DistributedCoreset(FederatedClusteringMixin):
         the solve on the coreset; the lowest coreset cost is kept (the paper runs Lloyd's
         algorithm on the coreset and leaves its initialization open: *not in the paper*).
     max_iter : int, default=300
-        Lloyd iterations at most, in the local solutions and in the solve.
+        Lloyd iterations at most, in the local solutions and in the solve; a solve whose kept
+        restart reaches it before converging warns (``ConvergenceWarning``).
+    tol : float, default=1e-4
+        The solve on the coreset (k-means) converges when no label changes or when an update
+        moves the centers by at most ``tol`` times the coreset's mean feature variance (its
+        weighted moments, which the server holds: nothing more is sent) in all, as
+        scikit-learn's ``KMeans``; ``0``: only when no label changes (not in the paper:
+        it runs Lloyd's algorithm on the coreset without saying when it stops).
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -95,6 +102,8 @@ class DistributedCoreset(FederatedClusteringMixin):
         coreset), every row at its label.
     n_iter_ : int
         Lloyd iterations of the kept solve on the coreset.
+    converged_ : bool
+        Whether the kept solve converged before ``max_iter``.
     coreset_ : Coreset
         The coreset the solution was computed on (for ``"zhang"``: the root's input, its rows
         and its children's coresets).
@@ -134,10 +143,11 @@ class DistributedCoreset(FederatedClusteringMixin):
         "topology": [None, Topology],
         "n_init": [POSITIVE_INT],
         "max_iter": [POSITIVE_INT],
+        "tol": [TOL],
     }
 
     def __init__(self, n_clusters=8, coreset_size=1000, *, construction="distributed",
-                 objective="kmeans", topology=None, n_init=5, max_iter=300,
+                 objective="kmeans", topology=None, n_init=5, max_iter=300, tol=1e-4,
                  random_state=None):
         self.n_clusters = n_clusters
         self.coreset_size = coreset_size
@@ -146,6 +156,7 @@ class DistributedCoreset(FederatedClusteringMixin):
         self.topology = topology
         self.n_init = n_init
         self.max_iter = max_iter
+        self.tol = tol
         self.random_state = random_state
 
     def _fit(self, federation, rng, comm, callback):
@@ -173,12 +184,18 @@ class DistributedCoreset(FederatedClusteringMixin):
             costs = local.costs
         seeds = rng.integers(2**63 - 1, size=self.n_init)
         # Algorithm 2: the weighted problem of the objective, solved on the whole coreset
+        # the coreset's weighted variance estimates the data's (negative weights may make
+        # the estimate negative: then only unchanged labels stop)
+        tol = max(tolerance(coreset.points, self.tol, coreset.weights), 0.0)
         result = best_kmeans(coreset.points, k, seeds, sample_weight=coreset.weights,
-                             max_iter=self.max_iter, objective=self.objective)
+                             max_iter=self.max_iter, objective=self.objective, tol=tol)
         self.cluster_centers_ = result.centers.astype(federation.X.dtype, copy=False)
         self.labels_ = federation.to_original_order(assign(federation.X,
                                                            self.cluster_centers_)[0])
         self.n_iter_ = result.n_iter
+        self.converged_ = bool(result.converged)
+        if not result.converged:
+            warn_not_converged(self, "max_iter", self.max_iter)
         self.coreset_ = coreset
         self.coreset_cost_ = result.inertia
         self.local_costs_ = costs

@@ -16,7 +16,7 @@ from ..communication import SERVER
 from ..lloyd import lloyd
 from ..rounds import RoundState, round_history
 from ..seeding import SEEDINGS, initial_centers
-from ._base import POSITIVE_INT, FederatedClusteringMixin
+from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, data_tolerance, warn_not_converged
 
 __all__ = ["DistributedLloyd"]
 
@@ -27,18 +27,31 @@ class DistributedLloyd(FederatedClusteringMixin):
     Parameters
     ----------
     n_clusters : int, default=8
-    init : {"k-means++", "greedy-k-means++", "random"} or ndarray, default="k-means++"
-        ``"k-means++"`` is exact (weighted) k-means++ over the federation
+    init : {"greedy-k-means++", "k-means++", "random"} or ndarray, default="greedy-k-means++"
+        ``"greedy-k-means++"`` is scikit-learn's seeding (``KMeans``' default) over the
+        federation (:func:`~fedclust.seeding.distributed_greedy_kmeans_plusplus`, ``2 k + 1``
+        rounds); ``"k-means++"`` exact (weighted) k-means++
         (:func:`~fedclust.seeding.distributed_kmeans_plusplus`, two rounds per center);
-        ``"greedy-k-means++"`` scikit-learn's greedy variant
-        (:func:`~fedclust.seeding.distributed_greedy_kmeans_plusplus`, ``2 k + 1`` rounds);
         ``"random"`` draws ``n_clusters`` points (two rounds); an array of shape
         (n_clusters, n_features) is taken as given (no seeding communication). Unweighted
         rows are drawn as rows of weight 1: ``sample_weight=None`` and ``np.ones(n)`` fit
         the same model from the same seed.
     max_iter : int, default=300
-        Lloyd iterations at most.
+        Lloyd iterations at most; a fit that reaches it before converging warns
+        (``ConvergenceWarning``).
+    tol : float, default=1e-4
+        Convergence when no label changes, or when an update moves the centers by at most
+        ``tol`` times the mean feature variance in all (the sum of their squared shifts, as
+        scikit-learn's ``KMeans``); ``0``: only when no label changes. The variance costs
+        ``d + 2`` floats up from every device, once (kind ``data_moments``).
     random_state : int, Generator or None, default=None
+
+    Notes
+    -----
+    No ``n_init``: a restart costs a whole fit's communication, rounds and floats, where
+    ``KMeans``' restarts are free; the greedy seeding gives ``KMeans(n_init=1)``'s quality
+    (``benchmarks/results/defaults.md``). Fit several ``random_state`` values and keep the
+    lowest ``inertia_`` where the communication is affordable.
 
     Attributes
     ----------
@@ -57,7 +70,8 @@ class DistributedLloyd(FederatedClusteringMixin):
         (``cluster_sums`` and ``cluster_counts``; with sample weights the counts are weight
         totals, floats). Convergence is detected by the server when a round leaves every
         center unchanged, so a run that converges after ``n_iter_`` updates uses
-        ``n_iter_ + 1`` rounds; a run stopped by ``max_iter`` uses ``max_iter`` rounds and one
+        ``n_iter_ + 1`` rounds (convergence by ``tol``: ``n_iter_``, the server sees the
+        shift when it updates); a run stopped by ``max_iter`` uses ``max_iter`` rounds and one
         last broadcast of the final centers. ``seeding_rounds`` and ``lloyd_rounds`` split
         ``rounds``.
     history_ : dict of ndarray
@@ -72,7 +86,7 @@ class DistributedLloyd(FederatedClusteringMixin):
     >>> X = np.r_[np.zeros((10, 2)), np.full((10, 2), 5.0)]
     >>> km = DistributedLloyd(2, random_state=0).fit(X, devices=np.arange(20) % 4)
     >>> sorted(km.cluster_centers_[:, 0].tolist()), km.communication_["lloyd_rounds"]
-    ([0.0, 5.0], 2)
+    ([0.0, 5.0], 1)
     """
 
     _reports_rounds = True
@@ -81,17 +95,21 @@ class DistributedLloyd(FederatedClusteringMixin):
         **FederatedClusteringMixin._parameter_constraints,
         "init": [StrOptions(set(SEEDINGS)), "array-like"],
         "max_iter": [POSITIVE_INT],
+        "tol": [TOL],
     }
 
-    def __init__(self, n_clusters=8, *, init="k-means++", max_iter=300, random_state=None):
+    def __init__(self, n_clusters=8, *, init="greedy-k-means++", max_iter=300, tol=1e-4,
+                 random_state=None):
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
+        self.tol = tol
         self.random_state = random_state
 
     def _fit(self, federation, rng, comm, callback):
         init = initial_centers(self.init, federation, self.n_clusters, rng, comm)
         seeding_rounds = comm["rounds"]
+        tol = data_tolerance(federation, self.tol, comm)
         report = None
         if callback is not None:
             w = federation.row_weights
@@ -104,17 +122,19 @@ class DistributedLloyd(FederatedClusteringMixin):
                                     order=federation.order))
 
         result = lloyd(federation.X, init, weights=federation.weights, max_iter=self.max_iter,
-                       on_iteration=report)
+                       on_iteration=report, tol=tol)
 
         Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
         devices = np.arange(Z)
-        rounds = result.n_iter + 1 if result.converged else result.n_iter
+        # unchanged labels show in the round after the update; a small shift at the update
+        by_labels = result.converged and not result.by_shift
+        rounds = result.n_iter + 1 if by_labels else result.n_iter
         counts = {"ints": k} if federation.weights is None else {"floats": k}
         comm.send("centers", SERVER, devices, floats=k * d, times=rounds)
         comm.send("cluster_sums", devices, SERVER, floats=k * d, times=rounds)
         comm.send("cluster_counts", devices, SERVER, times=rounds, **counts)
         comm.add_rounds(rounds)
-        if not result.converged:
+        if not by_labels:  # the devices' labels need the final centers
             comm.send("centers", SERVER, devices, floats=k * d)
         comm.note("seeding_rounds", seeding_rounds)
         comm.note("lloyd_rounds", rounds)
@@ -127,3 +147,5 @@ class DistributedLloyd(FederatedClusteringMixin):
         self.labels_ = federation.to_original_order(result.labels)
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        if not result.converged:
+            warn_not_converged(self, "max_iter", self.max_iter)

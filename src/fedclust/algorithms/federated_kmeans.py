@@ -31,7 +31,7 @@ from ..rounds import (
     sample_participants,
 )
 from ..seeding import SEEDINGS, initial_centers
-from ._base import POSITIVE_INT, FederatedClusteringMixin
+from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, data_tolerance, warn_not_converged
 
 __all__ = ["FederatedKMeans", "ServerState"]
 
@@ -66,7 +66,18 @@ class FederatedKMeans(FederatedClusteringMixin):
     client_lr : float, default=1.0
         ``beta``, the client's step towards each batch's means.
     n_rounds : int, default=200
-        ``T``.
+        ``T``: rounds at most (exactly ``T`` with ``tol=None``); a fit that reaches it before
+        converging warns (``ConvergenceWarning``).
+    tol : float or None, default=1e-4
+        Convergence (not in the paper) when the clients' aggregate of a round lies within
+        ``tol`` times the mean feature variance of the centroids it updates (the sum of the
+        squared distances, :class:`ServerState`'s ``gap``: with every client and a full batch,
+        the shift of a Lloyd step, as scikit-learn's ``KMeans`` tests it, whatever the
+        server's rate and momentum), the server's momentum has as little left (the squared
+        norm of its velocity), and no cluster is starved (counting towards its
+        re-initialization) or re-initialized; the variance costs ``d + 2`` floats
+        up from every client, once (kind ``data_moments``). None: exactly ``T`` rounds, the
+        paper's Algorithm 1.
     init : {"greedy-k-means++", "k-means++", "uniform", "random"} or ndarray
         Default ``"greedy-k-means++"``: the federated greedy k-means++ (scikit-learn's
         seeding without moving data, ``2 K + 1`` rounds); ``"k-means++"``: exact k-means++
@@ -77,8 +88,11 @@ class FederatedKMeans(FederatedClusteringMixin):
     init_bounds : (float, float) or None, default=None
         Low and high of the box of ``"uniform"`` starts and of re-initialized clusters (the
         authors' synthetic runs use ``(0, K + 1)``); None takes every feature's data range.
-    reassign_fraction : float, default=0.01
-        A cluster smaller than this fraction of all clients' rows (weight) ...
+    reassign_fraction : float or "auto", default="auto"
+        A cluster smaller than this fraction of all clients' rows (weight) ... (Sec. 2.3
+        prints 0.01; ``"auto"``, not in the paper: ``0.05 / K``, a twentieth of an average
+        cluster's share, which is the paper's 0.01 at its ``K = 5`` and does not starve every
+        cluster once ``K`` exceeds 100)
     reassign_after : int or None, default=20
         ... for this many consecutive rounds is re-initialized; None never re-initializes.
     reassign_basis : {"all", "round"}, default="all"
@@ -94,7 +108,9 @@ class FederatedKMeans(FederatedClusteringMixin):
         Nearest centroid of every training row (``predict(X)``).
     inertia_ : float
     n_iter_ : int
-        ``T``, the rounds run.
+        The rounds run: ``T``, or fewer when converged.
+    converged_ : bool
+        Whether the convergence test (``tol``) held; False with ``tol=None``.
     n_participants_ : int
         ``m``, clients per round.
     n_reassigned_ : int
@@ -123,8 +139,10 @@ class FederatedKMeans(FederatedClusteringMixin):
     >>> km = FederatedKMeans(2, n_rounds=30, random_state=0).fit(X, devices=devices)
     >>> np.sort(km.cluster_centers_.ravel()).round(1).tolist()
     [1.0, 3.0]
-    >>> km.n_participants_, int(km.communication_.total("centers"))   # 30 rounds x 10 x K d
-    (10, 600)
+    >>> km.converged_, km.n_iter_, km.n_participants_  # stopped by tol before round 30
+    (True, 11, 10)
+    >>> int(km.communication_.total("centers"))   # 11 rounds x 10 clients x K d
+    220
     >>> paper = FederatedKMeans(2, sample_fraction=0.5, init="uniform", init_bounds=(0, 3),
     ...                         n_rounds=30, random_state=0).fit(X, devices=devices)  # Algorithm 1
     >>> np.sort(paper.cluster_centers_.ravel()).round(1).tolist(), paper.n_participants_
@@ -143,17 +161,19 @@ class FederatedKMeans(FederatedClusteringMixin):
         "server_momentum_style": [StrOptions(set(_MOMENTUM_STYLES))],
         "client_lr": [Interval(Real, 0, 2, closed="right")],
         "n_rounds": [POSITIVE_INT],
+        "tol": [TOL, None],
         "init": [StrOptions({"uniform", *SEEDINGS}), "array-like"],
         "init_bounds": ["array-like", None],
-        "reassign_fraction": [Interval(Real, 0, 1, closed="left")],
+        "reassign_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "reassign_after": [POSITIVE_INT, None],
         "reassign_basis": [StrOptions(set(_REASSIGN_BASES))],
     }
 
     def __init__(self, n_clusters=8, *, sample_fraction=1.0, local_epochs=1, batch_size=None,
                  server_lr=1.0, server_momentum=0.5, server_momentum_style="ema",
-                 client_lr=1.0, n_rounds=200, init="greedy-k-means++", init_bounds=None,
-                 reassign_fraction=0.01, reassign_after=20, reassign_basis="all",
+                 client_lr=1.0, n_rounds=200, tol=1e-4, init="greedy-k-means++",
+                 init_bounds=None,
+                 reassign_fraction="auto", reassign_after=20, reassign_basis="all",
                  random_state=None):
         self.n_clusters = n_clusters
         self.sample_fraction = sample_fraction
@@ -164,6 +184,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         self.server_momentum_style = server_momentum_style
         self.client_lr = client_lr
         self.n_rounds = n_rounds
+        self.tol = tol
         self.init = init
         self.init_bounds = init_bounds
         self.reassign_fraction = reassign_fraction
@@ -199,6 +220,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         else:
             centers = initial_centers(self.init, federation, k, rng, comm)
         state = self.server_state(centers, low, high, float(federation.row_weights.sum()))
+        tol = data_tolerance(federation, self.tol, comm)
         T = self.n_rounds
         history = round_history(T, points=float, clusters_seen=np.int64, reassigned=np.int64)
         history["aggregated"][:] = True  # every round ends with the server's Gamma*
@@ -206,7 +228,9 @@ class FederatedKMeans(FederatedClusteringMixin):
         x_sq = squared_norms(X) if callback is not None else None
         self._report(callback, 0, state.centers, federation, x_sq, None)
 
-        for t in range(1, T + 1):
+        converged = False
+        t = 0
+        for t in range(1, T + 1):  # noqa: B007 (the count is kept after the loop)
             sampled = sample_participants(Z, self.sample_fraction, rng)
             comm.send("centers", SERVER, sampled, floats=k * d)
             sizes, client_centers = self.client_step(federation, sampled, state.centers, rng)
@@ -215,11 +239,21 @@ class FederatedKMeans(FederatedClusteringMixin):
             comm.add_rounds(1)
             self.server_step(state, sizes, client_centers, rng, history, t)
             self._report(callback, t, state.centers, federation, x_sq, sampled)
+            # a starved cluster still counts towards its re-initialization: not settled
+            if self.tol is not None and state.gap <= tol and _sq_sum(state.velocity) <= tol \
+                    and not state.below.any() and not history["reassigned"][t - 1]:
+                converged = True
+                break
 
+        T = t
+        history = {name: column[:T] for name, column in history.items()}
         centers = state.centers
         self.cluster_centers_ = centers.astype(X.dtype, copy=False)
         self.labels_ = federation.to_original_order(assign(X, self.cluster_centers_)[0])
         self.n_iter_ = T
+        self.converged_ = converged
+        if self.tol and not converged:
+            warn_not_converged(self, "n_rounds", self.n_rounds)
         self.n_participants_ = n_participants(Z, self.sample_fraction)
         self.n_reassigned_ = int(history["reassigned"].sum())
         self.history_ = history
@@ -273,6 +307,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         centers, velocity = state.centers, state.velocity
         target, totals = aggregate_centers(client_centers, sizes, centers)
         seen = totals > 0
+        state.gap = float(((target - centers)[seen] ** 2).sum())
         step = self.server_lr * (target - centers)
         mu = self.server_momentum or 0.0
         if self.server_momentum_style == "ema":
@@ -285,7 +320,9 @@ class FederatedKMeans(FederatedClusteringMixin):
         history["clusters_seen"][t - 1] = seen.sum()
         if self.reassign_after is not None:
             basis = state.all_rows if self.reassign_basis == "all" else float(totals.sum())
-            state.below = np.where(totals < self.reassign_fraction * basis, state.below + 1, 0)
+            fraction = 0.05 / self.n_clusters if self.reassign_fraction == "auto" \
+                else self.reassign_fraction
+            state.below = np.where(totals < fraction * basis, state.below + 1, 0)
             redo = state.below >= self.reassign_after
             if redo.any():
                 low, high = state.low, state.high
@@ -408,7 +445,11 @@ class FederatedKMeans(FederatedClusteringMixin):
 
 @dataclass
 class ServerState:
-    """What the server of :class:`FederatedKMeans` keeps between rounds."""
+    """What the server of :class:`FederatedKMeans` keeps between rounds; ``gap`` is the
+    last round's sum over the clusters the clients saw of the squared distance from the
+    clients' aggregate to the centroid it updated (the convergence test's measure: a Lloyd
+    step's length with every client and a full batch, whatever the server's rate and
+    momentum)."""
 
     centers: np.ndarray
     velocity: np.ndarray
@@ -416,6 +457,12 @@ class ServerState:
     low: np.ndarray | None
     high: np.ndarray | None
     all_rows: float
+    gap: float = np.inf
+
+
+def _sq_sum(a: np.ndarray) -> float:
+    a = a.ravel()
+    return float(a @ a)
 
 
 def _bounds(bounds):

@@ -8,8 +8,9 @@ local centers (Algorithm 2): every local center goes to its nearest center (the 
 every global center is the mean of its set, and every device receives the cluster identity of
 each of its local centers. Each point then takes the cluster of its local center: the *induced
 clustering* (Definition 3.3). Algorithm 2 as printed -- one device drawn at random, one Lloyd
-round -- is ``KFed(server_starts=1, server_lloyd_rounds=1)``; the defaults differ on the server
-only and send nothing more.
+round, unweighted -- is ``KFed(k, k', server_starts=1, server_lloyd_rounds=1,
+server_weighting="uniform")``; the defaults serve a user who does not know ``k'`` (``k`` local
+centers per device, their sizes, a server that weighs them: the class's Notes).
 
 Implementation notes (every choice and where it departs from the paper or the authors'
 code, with its measurement): docs/algorithms.md, *k-FED*.
@@ -41,7 +42,7 @@ from ..lloyd import _FASTMATH, assign, lloyd_by_device, sq_distances_to, update_
 from ..rounds import sample_participants
 from ..seeding import greedy_uniforms, kmeans_plusplus_by_device
 from ..subspace import gaussian_start, top_subspaces_by_device
-from ._base import POSITIVE_INT, FederatedClusteringMixin
+from ._base import POSITIVE_INT, FederatedClusteringMixin, warn_not_converged
 
 __all__ = ["KFed", "awasthi_sheffet", "farthest_point_seeding", "server_rounds",
            "server_clustering", "LocalClustering", "LocalDraws", "local_draws",
@@ -66,6 +67,8 @@ class LocalClustering:
         Local cluster (``0..k^(z)-1``) of every row, in the federation's sorted order.
     n_iter : int
         Lloyd update steps until every device reached its fixed point.
+    converged : bool
+        Whether every device reached its fixed point within ``max_iter`` steps.
     """
 
     centers: np.ndarray
@@ -73,6 +76,7 @@ class LocalClustering:
     sizes: np.ndarray
     labels: np.ndarray
     n_iter: int
+    converged: bool = True
 
 
 @njit(parallel=True, cache=True)
@@ -292,7 +296,8 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
     result = lloyd_by_device(federation, init, center_mask=valid, max_iter=max_iter)
     sizes = result.counts if weights is None else result.totals
     return LocalClustering(centers=result.centers, valid=valid & (result.counts > 0),
-                           sizes=sizes, labels=result.labels, n_iter=result.n_iter)
+                           sizes=sizes, labels=result.labels, n_iter=result.n_iter,
+                           converged=bool(result.converged))
 
 
 @njit(cache=True, fastmath=_FASTMATH)
@@ -496,7 +501,7 @@ def _server_spread(points, centers, labels, weights=None) -> float:
 
 
 def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=None, *,
-                      repeat: bool = False):
+                      repeat: bool = False, first_per_start: int | None = None):
     """Algorithm 2, steps 2-7, from the local centers of each device in ``starts``; the
     clustering of the local centers with the smallest total (weighted) distance from each local
     center to its global center is kept (ties: the earlier start). With ``rounds="converge"``,
@@ -519,6 +524,10 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
     repeat : bool
         Repeat seeds when fewer than ``n_clusters`` local centers are distinct
         (:func:`farthest_point_seeding`).
+    first_per_start : int, optional
+        How many of a start device's centers (its first ones) begin ``M``; None: all of them
+        (step 2 as printed). ``1`` is farthest-first traversal from one local center, for
+        devices that send as many centers as there are clusters.
 
     Returns
     -------
@@ -535,7 +544,7 @@ def server_clustering(points, devices, starts, n_clusters: int, rounds, weights=
         else None
     with _one_thread():
         for start in starts:
-            first = np.flatnonzero(devices == start)
+            first = np.flatnonzero(devices == start)[:first_per_start]
             init = points[farthest_point_seeding(points, first, n_clusters, cache=cache,
                                                  repeat=repeat)]
             result = server_rounds(points, init, rounds, weights, paths=paths)
@@ -561,8 +570,9 @@ class KFed(FederatedClusteringMixin):
     (the paper assumes it known; the analysis needs ``k' <= sqrt(k)``); a partitioner can return
     it (``return_device_clusters=True``). On IID data (every device sees every cluster) k-FED
     with a small ``k'`` cannot work: each local center then averages several true clusters, and
-    the server merges averages. There, either set ``device_clusters=n_clusters`` or use a
-    multi-round method (:class:`~fedclust.DistributedLloyd`, :class:`~fedclust.LocalKMeans`).
+    the server merges averages. There, keep ``device_clusters="auto"`` (``k`` local centers
+    per device) or use a multi-round method (:class:`~fedclust.DistributedLloyd`,
+    :class:`~fedclust.LocalKMeans`).
 
     Parameters
     ----------
@@ -571,11 +581,13 @@ class KFed(FederatedClusteringMixin):
     device_clusters : int, array-like of int or "auto", default="auto"
         ``k^(z)``, the number of clusters each device finds locally: one value for every
         device (``k'``) or one per device, in the order of ``np.unique(devices)``. At most
-        ``n_clusters``. ``"auto"`` (not in the paper): the least ``k'`` with which the ``Z``
-        devices send ``k`` local centers, ``ceil(k / Z)`` -- one device holding every row
-        (``fit`` without ``devices``) then finds all ``k`` clusters itself and the server
-        keeps them. The paper's ``k'`` is the number of clusters a device holds: give it
-        when it is known (the analysis needs ``k' <= sqrt(k)``).
+        ``n_clusters``. The paper's ``k'`` is the number of clusters a device holds: give it
+        when it is known (the analysis needs ``k' <= sqrt(k)``). ``"auto"`` (not in the
+        paper): every device finds ``k`` clusters, as many as any device can hold, so that
+        no device merges clusters it holds (a device that holds fewer splits them, which
+        costs floats, not quality), and the server's farthest-point seeding starts from one
+        local center of a start device (``M`` would otherwise be that device's ``k``
+        centers, all inside the clusters it holds). See the Notes.
     server_lloyd_rounds : int or "converge", default="converge"
         Lloyd rounds the server runs on the local centers after farthest-point seeding.
         Algorithm 2 runs exactly one (``1``); ``"converge"`` runs to a fixed point (the authors'
@@ -587,9 +599,11 @@ class KFed(FederatedClusteringMixin):
         docstring). ``1``: one participating device drawn at random, as printed; ``n``: ``n``
         of the participating devices that sent centers, drawn at random (all of them, in
         device order, when there are at most ``n``); ``"all"``: every one.
-    server_weighting : {"uniform", "size"}, default="uniform"
-        ``"uniform"`` clusters the set of local centers as in Algorithm 2; ``"size"`` weights
-        each local center by its number of points (devices then also send the sizes).
+    server_weighting : {"uniform", "size"}, default="size"
+        ``"size"`` (not in the paper) weights each local center by its number of points
+        (devices then also send the sizes): the server's Lloyd rounds then minimize the
+        k-means cost of the rows the local centers stand for; ``"uniform"`` clusters the set
+        of local centers as in Algorithm 2.
     local_means : {"projected", "original"}, default="projected"
         Lloyd's starting centers in Algorithm 1, step 3: the means of ``S_r`` projected on the
         top-``k^(z)`` singular subspace (the authors' code) or of the original points (the
@@ -608,6 +622,16 @@ class KFed(FederatedClusteringMixin):
         Drives every random choice: the participating devices, the first device of the
         server's seeding and each device's SVD and k-means++.
 
+    Notes
+    -----
+    The defaults serve a user who has not read the paper: ``device_clusters="auto"`` with
+    size-weighted server rounds reaches ``KMeans()``'s cost on IID and label-skewed devices
+    alike (``benchmarks/results/defaults.md``), at the price of ``k`` local centers per
+    device. Algorithm 2 as printed is ``KFed(k, k', server_starts=1, server_lloyd_rounds=1,
+    server_weighting="uniform")``; the pipeline passes the paper's settings explicitly. A
+    restart (``n_init``) would repeat the devices' work and upload; the server already tries
+    ``server_starts`` starts on the same local centers at no communication.
+
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -623,6 +647,10 @@ class KFed(FederatedClusteringMixin):
         Lloyd rounds run by the server (from the start it kept).
     n_iter_local_ : int
         Lloyd update steps until every device reached its local fixed point.
+    converged_ : bool
+        Whether every device reached its local fixed point within ``local_max_iter`` and,
+        with ``server_lloyd_rounds="converge"``, the server its fixed point (within 1,000
+        rounds); a fit that did not warns (``ConvergenceWarning``).
     n_features_in_ : int
     device_clusters_ : ndarray of shape (n_devices,)
         ``k^(z)`` of every device.
@@ -686,7 +714,7 @@ class KFed(FederatedClusteringMixin):
     }
 
     def __init__(self, n_clusters=8, device_clusters="auto", *, server_lloyd_rounds="converge",
-                 server_starts=32, server_weighting="uniform", local_means="projected",
+                 server_starts=32, server_weighting="size", local_means="projected",
                  local_max_iter=300, proximity_ratio=3.0, local_projection=True,
                  participation=1.0, random_state=None):
         self.n_clusters = n_clusters
@@ -745,15 +773,18 @@ class KFed(FederatedClusteringMixin):
 
     def device_clusters_for(self, n_devices: int) -> np.ndarray:
         """``k^(z)``, the local clusters of each of ``n_devices`` devices (step API: the
-        server tells every device its own; ``"auto"``: ``min(k, ceil(k / Z))``).
+        server tells every device its own; ``"auto"``: ``k`` on every device).
 
         Returns
         -------
         ndarray of shape (n_devices,)
         """
         k = self.n_clusters
-        return _device_clusters(min(k, -(-k // n_devices)) if isinstance(
-            self.device_clusters, str) else self.device_clusters, n_devices)
+        return _device_clusters(k if self._auto else self.device_clusters, n_devices)
+
+    @property
+    def _auto(self) -> bool:
+        return isinstance(self.device_clusters, str)
 
     def server_step(self, centers, sizes, device_of_center, participating, per_device, rng,
                     *, few_distinct=False):
@@ -805,7 +836,7 @@ class KFed(FederatedClusteringMixin):
         weights = sizes[sent].astype(np.float64) if self.server_weighting == "size" else None
         init, global_centers, tau, n_rounds, start = server_clustering(
             server_centers, server_devices, starts, k, self.server_lloyd_rounds, weights,
-            repeat=few_distinct)
+            repeat=few_distinct, first_per_start=1 if self._auto else None)
         center_labels = np.empty(len(centers), dtype=np.int64)
         center_labels[sent] = tau
         if (~sent).any():
@@ -853,6 +884,12 @@ class KFed(FederatedClusteringMixin):
         self.participating_devices_ = federation.device_ids[participating]
         self.device_ids_ = federation.device_ids
         self.n_iter_local_ = local.n_iter
+        server_done = self.server_lloyd_rounds != "converge" or n_rounds < _MAX_SERVER_ROUNDS
+        self.converged_ = bool(local.converged and server_done)
+        if not local.converged:
+            warn_not_converged(self, "local_max_iter", self.local_max_iter)
+        elif not server_done:
+            warn_not_converged(self, "its round limit", _MAX_SERVER_ROUNDS, "KFed's server")
         self._record_communication(comm, federation.n_features, federation.weights is not None,
                                    device_of_center, participating)
 

@@ -23,7 +23,7 @@ from ..communication import SERVER
 from ..lloyd import assign, lloyd_step_by_device, squared_norms
 from ..rounds import RoundState, aggregate_centers, round_history
 from ..seeding import SEEDINGS, initial_centers
-from ._base import POSITIVE_INT, FederatedClusteringMixin
+from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, data_tolerance, warn_not_converged
 
 __all__ = ["LocalKMeans", "local_lloyd_steps"]
 
@@ -60,16 +60,35 @@ class LocalKMeans(FederatedClusteringMixin):
     local_steps : int or None, default=1
         ``L``: local Lloyd steps between two aggregations. ``1`` is centralized Lloyd; ``None``
         never aggregates (the "Lloyd without aggregation" baseline).
-    n_iter : int, default=20
-        ``T``: Lloyd iterations in all (local steps on every machine).
-    init : {"k-means++", "greedy-k-means++", "random"} or ndarray, default="k-means++"
+    n_iter : int or None, default=None
+        ``T``: Lloyd iterations in all (local steps on every machine), the paper's fixed
+        budget; ``tol`` and ``max_iter`` then play no part. None (not in the paper): iterate
+        until converged (``tol``), at most ``max_iter`` iterations.
+    max_iter : int, default=300
+        Iterations at most when ``n_iter`` is None; a fit that reaches it before converging
+        warns (``ConvergenceWarning``).
+    tol : float, default=1e-4
+        With ``n_iter=None``: convergence when an aggregation moves the global centers by at
+        most ``tol`` times the mean feature variance in all (the sum of their squared shifts
+        since the previous aggregation, as scikit-learn's ``KMeans``), or leaves them
+        unchanged (``tol=0``); with ``local_steps=None``, when a local step moves every
+        machine's centers that little. The variance costs ``d + 2`` floats up from every
+        machine, once (kind ``data_moments``).
+    init : {"greedy-k-means++", "k-means++", "random"} or ndarray, default="greedy-k-means++"
+        ``"greedy-k-means++"`` is scikit-learn's seeding (``KMeans``' default) run without
+        moving data (LocalKMeans++ with greedy trials; not in the paper);
         ``"k-means++"`` is LocalKMeans++ (exact distributed k-means++, Algorithm 2);
-        ``"greedy-k-means++"`` scikit-learn's greedy variant of it (not in the paper);
         ``"random"`` draws ``K`` points uniformly; an array of shape (n_clusters, n_features)
         is used as given (e.g. perturbed true centers). Unweighted rows are drawn as rows of
         weight 1: ``sample_weight=None`` and ``np.ones(n)`` fit the same model from the same
         seed.
     random_state : int, Generator or None, default=None
+
+    Notes
+    -----
+    No ``n_init``: a restart costs a whole fit's communication, where ``KMeans``' restarts
+    are free; the greedy seeding gives ``KMeans(n_init=1)``'s quality
+    (``benchmarks/results/defaults.md``).
 
     Attributes
     ----------
@@ -87,7 +106,11 @@ class LocalKMeans(FederatedClusteringMixin):
     inertia_ : float
         (Weighted) k-means cost of the training rows under ``cluster_centers_``.
     n_iter_ : int
-        ``T``.
+        Iterations run: ``T``, or until convergence with ``n_iter=None``.
+    converged_ : bool
+        With ``n_iter=None``, whether the convergence test held before ``max_iter``; with a
+        fixed ``T``, whether the last aggregation left the global centers unchanged (a fixed
+        point of the iteration).
     n_machines_ : int
     history_ : dict of ndarray
         One row per iteration ``t = 1..T`` (:func:`fedclust.rounds.round_history`; a
@@ -123,27 +146,34 @@ class LocalKMeans(FederatedClusteringMixin):
     _parameter_constraints: dict = {
         **FederatedClusteringMixin._parameter_constraints,
         "local_steps": [POSITIVE_INT, None],
-        "n_iter": [POSITIVE_INT],
+        "n_iter": [POSITIVE_INT, None],
+        "max_iter": [POSITIVE_INT],
+        "tol": [TOL],
         "init": [StrOptions(set(SEEDINGS)), "array-like"],
     }
 
-    def __init__(self, n_clusters=8, local_steps=1, *, n_iter=20, init="k-means++",
-                 random_state=None):
+    def __init__(self, n_clusters=8, local_steps=1, *, n_iter=None, max_iter=300, tol=1e-4,
+                 init="greedy-k-means++", random_state=None):
         self.n_clusters = n_clusters
         self.local_steps = local_steps
         self.n_iter = n_iter
+        self.max_iter = max_iter
+        self.tol = tol
         self.init = init
         self.random_state = random_state
 
     def _fit(self, federation, rng, comm, callback):
         X, w = federation.X, federation.weights
         Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
-        L, T = self.local_steps, self.n_iter
+        L = self.local_steps
+        until_converged = self.n_iter is None
+        T = self.max_iter if until_converged else self.n_iter
         machines = np.arange(Z)
         counts = {"ints": k} if w is None else {"floats": k}
 
         global_centers = initial_centers(self.init, federation, k, rng, comm)
         comm.note("seeding_rounds", comm["rounds"])
+        tol = data_tolerance(federation, self.tol if until_converged else None, comm)
         comm.send("centers", SERVER, machines, floats=k * d)
         comm.add_rounds(1)
         machine_centers = np.repeat(global_centers[None], Z, axis=0)
@@ -173,14 +203,22 @@ class LocalKMeans(FederatedClusteringMixin):
         labels, sq, next_centers, next_totals = lloyd_step_by_device(
             federation, machine_centers, weights=w, x_sq=x_sq)
         record(0, labels, sq, True, None)
-        for t in range(1, T + 1):
+        converged = False
+        t = 0
+        for t in range(1, T + 1):  # noqa: B007 (the count is kept after the loop)
             # one local Lloyd step on every machine, from its current centers
+            before = machine_centers
             machine_centers, totals = next_centers, next_totals
             synchronized = L is not None and t % L == 0
             virtual = None
+            if L is None:
+                # no aggregation: converged when no machine's centers move (tol: by little)
+                converged = _moved_at_most(before, machine_centers, tol)
             if synchronized:
                 # size-weighted aggregate, broadcast to every machine
+                previous = global_centers
                 global_centers, _ = aggregate_centers(machine_centers, totals, global_centers)
+                converged = _moved_at_most(previous, global_centers, tol)
                 machine_centers[:] = global_centers
                 history["aggregated"][t - 1] = True
                 history["participants"][t - 1] = Z
@@ -193,7 +231,11 @@ class LocalKMeans(FederatedClusteringMixin):
             labels, sq, next_centers, next_totals = lloyd_step_by_device(
                 federation, machine_centers, weights=w, x_sq=x_sq)
             record(t, labels, sq, synchronized, virtual)
+            if until_converged and converged:
+                break
 
+        T = t
+        history = {name: column[:T] for name, column in history.items()}
         self.machine_centers_ = machine_centers.copy()
         if not history["aggregated"][T - 1]:
             # the final aggregate the estimator reports needs one more upload
@@ -205,4 +247,16 @@ class LocalKMeans(FederatedClusteringMixin):
         self.labels_ = federation.to_original_order(assign(X, global_centers, x_sq=x_sq)[0])
         self.history_ = history
         self.n_iter_ = T
+        self.converged_ = bool(converged)
         self.n_machines_ = Z
+        if until_converged and not converged:
+            warn_not_converged(self, "max_iter", self.max_iter)
+
+
+def _moved_at_most(previous: np.ndarray, centers: np.ndarray, tol: float) -> bool:
+    """Whether ``centers`` moved from ``previous`` by at most ``tol`` in all (the sum of the
+    squared shifts, in float64); with ``tol = 0``, whether they are the same."""
+    if tol <= 0:
+        return bool(np.array_equal(previous, centers))
+    shift = (centers.astype(np.float64) - previous.astype(np.float64)).ravel()
+    return float(shift @ shift) <= tol

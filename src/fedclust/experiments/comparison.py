@@ -60,6 +60,7 @@ from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
 from ..vocabulary import ALGORITHMS
+from .kfed_synthetic import PRINTED_WEIGHTING
 
 __all__ = ["ALGORITHMS", "IDS", "Fit", "fits",
            "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
@@ -84,17 +85,18 @@ def fits(cfg: dict, n_clusters: int) -> list[Fit]:
     (LocalKMeans per ``L``, the coreset per topology); ``build(seed, n_devices)``."""
     k = n_clusters
     out = [Fit("kfed", f"k'={cfg['device_clusters']}", lambda seed, z: KFed(
-               k, cfg["device_clusters"], random_state=seed, **cfg["kfed"])),
+               k, cfg["device_clusters"], random_state=seed, **PRINTED_WEIGHTING,
+               **cfg["kfed"])),
            Fit("distributed_lloyd", "k-means++", lambda seed, z: DistributedLloyd(
                k, random_state=seed, **cfg["distributed_lloyd"]))]
     lkm = cfg["localkmeans"]
     for steps in lkm["local_steps"]:
         out.append(Fit("localkmeans", f"L={steps}", lambda seed, z, steps=steps: LocalKMeans(
-            k, steps, n_iter=lkm["n_iter"], random_state=seed)))
+            k, steps, n_iter=lkm["n_iter"], init=lkm["init"], random_state=seed)))
     core = cfg["coreset"]
     for graph in core["topologies"]:
         out.append(Fit("coreset", graph, lambda seed, z, graph=graph: DistributedCoreset(
-            k, core["coreset_size"], n_init=core["n_init"], random_state=seed,
+            k, core["coreset_size"], n_init=core["n_init"], tol=core["tol"], random_state=seed,
             topology=None if graph == "star" else
             Topology.erdos_renyi(z, core["erdos_renyi_p"], random_state=seed))))
     fkm = cfg["fedkmeans"]
@@ -264,9 +266,9 @@ def compare_setting(X, classes, natural, *, dataset: str, partition: str, cfg: d
     >>> X = np.repeat(np.eye(3) * 20, 40, axis=0) + rng.standard_normal((120, 3))
     >>> cfg = {"runs": 1, "n_devices": 6, "device_clusters": 2, "dropout": [0.0],
     ...        "centralized_n_init": 1, "kfed": {}, "distributed_lloyd": {},
-    ...        "localkmeans": {"local_steps": [2], "n_iter": 5},
+    ...        "localkmeans": {"local_steps": [2], "n_iter": 5, "init": "k-means++"},
     ...        "coreset": {"coreset_size": 30, "topologies": ["star"], "erdos_renyi_p": 0.5,
-    ...                    "n_init": 1},
+    ...                    "n_init": 1, "tol": 0},
     ...        "fedkmeans": {"sample_fraction": 1.0, "n_rounds": 10}}
     >>> table = compare_setting(X, np.repeat(np.arange(3), 40), None, dataset="toy",
     ...                         partition="structured", cfg=cfg, n_clusters=3, base_seed=0,
@@ -335,10 +337,11 @@ def natural_client_runs(X, devices, oracle_cost: float, n_clusters: int, setting
                 random_state=seed))
             for c in real["sample_fractions"]]
     fits.append(Fit("kfed", f"k'={real['kfed_device_clusters']}", lambda seed, z: KFed(
-        k, real["kfed_device_clusters"], random_state=seed)))
+        k, real["kfed_device_clusters"], **PRINTED_WEIGHTING, random_state=seed)))
     fits.append(Fit("localkmeans", f"L={real['localkmeans_local_steps']}",
                     lambda seed, z: LocalKMeans(k, real["localkmeans_local_steps"],
                                              n_iter=real["localkmeans_iterations"],
+                                             init=real["localkmeans_init"],
                                              random_state=seed)))
     n_devices = int(len(np.unique(devices)))
     rows = []

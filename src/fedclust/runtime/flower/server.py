@@ -230,6 +230,7 @@ def _check_fedkmeans(est: FederatedKMeans) -> None:
 
 
 def _serve_fedkmeans(est: FederatedKMeans, rng, link: _Link) -> dict:
+    _check_fixed_rounds(est, "tol", est.tol is None, "tol=None (its n_rounds rounds)")
     _check_fedkmeans(est)
     devices = link.devices
     Z, k, d = len(devices), est.n_clusters, devices[0].n_features
@@ -278,6 +279,14 @@ def _given_centers(est, devices) -> np.ndarray:
     return centers.copy()
 
 
+def _check_fixed_rounds(est, name: str, ported: bool, what: str) -> None:
+    """Refuse a stopping rule the Flower app does not run (the ``tol`` test needs the data's
+    moments, which the apps do not exchange): say which setting it runs."""
+    if not ported:
+        raise ValueError(f"{name}={getattr(est, name)!r}: the Flower app of "
+                         f"{type(est).__name__} runs {what}; pass that")
+
+
 def _local_steps_round(link: _Link, centers, n_steps: int, round_: int):
     """One round of LocalKMeans' exchange: the centres down to every device left, ``n_steps``
     local Lloyd steps on each, their centres and cluster weights up; the size-weighted
@@ -303,6 +312,7 @@ def _serve_localkmeans(est: LocalKMeans, rng, link: _Link) -> dict:
     if est.local_steps is None:
         raise ValueError("local_steps=None (no aggregation) sends nothing: nothing to run on "
                          "Flower")
+    _check_fixed_rounds(est, "n_iter", est.n_iter is not None, "a number of iterations n_iter")
     devices = link.devices
     L, T = est.local_steps, est.n_iter
     global_centers = _given_centers(est, devices)
@@ -333,6 +343,7 @@ def _serve_distributed_lloyd(est: DistributedLloyd, rng, link: _Link) -> dict:
         raise ValueError(f"init={est.init!r}: the Flower app starts distributed Lloyd from "
                          f"given centres (an array); the distributed seedings are not "
                          f"ported to it")
+    _check_fixed_rounds(est, "tol", est.tol == 0, "tol=0 (until no label changes)")
     devices = link.devices
     centers = _given_centers(est, devices)
     n_iter, converged = est.max_iter, False

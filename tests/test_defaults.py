@@ -175,12 +175,16 @@ def test_kfed_warns_when_devices_do_not_converge():
     assert not est.converged_
 
 
-def test_kfed_auto_server_seeding_starts_from_one_local_center():
+def test_kfed_auto_server_is_weighted_kmeans_of_the_local_centers():
     X, y = blobs(seed=8, n=1600, k=8)
     devices = structured_partition(y, 2, 4, random_state=0)
     est = KFed(8, random_state=0).fit(X, devices=devices)
-    start = est.local_centers_[est.local_center_devices_ == est.server_start_device_]
-    # M holds one center of the start device, then the farthest points (step 2 as printed
-    # would make M that device's eight centers, all within its two clusters)
-    matches = [np.any(np.all(np.isclose(est.server_init_, c), axis=1)) for c in start]
-    assert sum(matches) < len(start)
+    assert est.server_start_device_ is None
+    # a fixed point of weighted Lloyd on the local centers, from the kept seeds
+    again = lloyd(est.local_centers_, est.server_init_, weights=est.local_center_sizes_)
+    np.testing.assert_allclose(est.cluster_centers_, again.centers, rtol=1e-10)
+    np.testing.assert_array_equal(est.local_center_labels_, again.labels)
+    # Algorithm 2's farthest-point start from one device's k centers stays on its clusters
+    printed_start = KFed(8, 8, random_state=0).fit(X, devices=devices)
+    assert kmeans_cost(X, est.cluster_centers_) < 0.5 * kmeans_cost(
+        X, printed_start.cluster_centers_)

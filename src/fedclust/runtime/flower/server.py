@@ -214,7 +214,7 @@ def _serve_kfed(est: KFed, rng, link: _Link) -> dict:
         for p in answers}
     costs = link.exchange("ids", contents, "train", round_=1)
     return {"centers": global_centers, "n_iter": n_rounds,
-            "start_device": devices[start].device, "costs": costs}
+            "start_device": None if start is None else devices[start].device, "costs": costs}
 
 
 def _check_fedkmeans(est: FederatedKMeans) -> None:

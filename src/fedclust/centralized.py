@@ -18,6 +18,8 @@ by name from one seed.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._validation import check_choice
 from .lloyd import LloydResult, lloyd
 from .progress import progress
@@ -52,8 +54,9 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     seeding : {"kmeans++", "greedy"}, default="kmeans++"
         ``"kmeans++"``: k-means++ as Arthur & Vassilvitskii draw it
         (:func:`fedclust.seeding.kmeans_plusplus`); ``"greedy"``: scikit-learn's greedy
-        k-means++ (:func:`sklearn.cluster.kmeans_plusplus`; k-means with non-negative weights
-        only).
+        k-means++ (:func:`sklearn.cluster.kmeans_plusplus`; k-means only), which draws no row
+        of weight <= 0 (negative weights count as 0 in the seeding, as they do in
+        :mod:`fedclust.seeding`).
     desc : str, optional
         Show progress over the restarts under this name (:func:`fedclust.progress.progress`:
         log lines in a job, with a heartbeat while a restart runs); None shows none.
@@ -89,12 +92,17 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
     if not seeds:
         raise ValueError("seeds must hold at least one seed (one restart each)")
     best = None
+    drawable = X.shape[0] if sample_weight is None else int((np.asarray(sample_weight) > 0).sum())
     for seed in progress(seeds, desc=desc or "", disable=desc is None, unit="restart"):
-        if seeding == "greedy":
+        # scikit-learn's seeding needs n_clusters rows to draw; fewer: the seeding that repeats
+        if seeding == "greedy" and drawable >= n_clusters:
             from sklearn.cluster import kmeans_plusplus as greedy_kmeans_plusplus
 
-            init, _ = greedy_kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
-                                             random_state=seed)
+            drawing = None if sample_weight is None else np.maximum(sample_weight, 0.0)
+            # scikit-learn takes integer seeds below 2**32 only (smaller ones unchanged)
+            state = int(seed) % 2**32 if isinstance(seed, (int, np.integer)) else seed
+            init, _ = greedy_kmeans_plusplus(X, n_clusters, sample_weight=drawing,
+                                             random_state=state)
         else:
             init, _ = kmeans_plusplus(X, n_clusters, sample_weight=sample_weight,
                                       random_state=seed, power=power)

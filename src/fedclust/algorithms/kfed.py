@@ -47,7 +47,7 @@ from ..lloyd import (
     update_centers,
 )
 from ..rounds import sample_participants
-from ..seeding import greedy_uniforms, kmeans_plusplus_by_device
+from ..seeding import greedy_uniforms, kmeans_plusplus, kmeans_plusplus_by_device
 from ..subspace import gaussian_start, top_subspaces_by_device
 from ._base import POSITIVE_INT, FederatedClusteringMixin, warn_not_converged
 
@@ -502,15 +502,20 @@ def kmeans_server(points, n_clusters: int, rounds, weights, rng, *,
         The kept restart's seeds, centers (float64), the cluster of every local center and
         its Lloyd rounds.
     """
-    from sklearn.cluster import kmeans_plusplus
+    from sklearn.cluster import kmeans_plusplus as greedy_kmeans_plusplus
 
     X = np.ascontiguousarray(points, dtype=np.float64)
     max_iter = _MAX_SERVER_ROUNDS if rounds == "converge" else int(rounds)
+    drawable = len(X) if weights is None else int((weights > 0).sum())
     best = None
     with _one_thread():
         for seed in rng.integers(2**31 - 1, size=n_init):
-            init, _ = kmeans_plusplus(X, n_clusters, sample_weight=weights,
-                                      random_state=int(seed))
+            if drawable >= n_clusters:
+                init, _ = greedy_kmeans_plusplus(X, n_clusters, sample_weight=weights,
+                                                 random_state=int(seed))
+            else:  # fewer distinct points than clusters (fit warned): seeds repeat
+                init, _ = kmeans_plusplus(X, n_clusters, sample_weight=weights,
+                                          random_state=int(seed))
             result = lloyd(X, init, weights=weights, max_iter=max_iter)
             if best is None or result.inertia < best[1].inertia:
                 best = (init, result)

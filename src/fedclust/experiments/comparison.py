@@ -96,7 +96,8 @@ def fits(cfg: dict, n_clusters: int) -> list[Fit]:
     core = cfg["coreset"]
     for graph in core["topologies"]:
         out.append(Fit("coreset", graph, lambda seed, z, graph=graph: DistributedCoreset(
-            k, core["coreset_size"], n_init=core["n_init"], tol=core["tol"], random_state=seed,
+            k, core["coreset_size"], n_init=core["n_init"], tol=core["tol"], init=core["init"],
+            random_state=seed,
             topology=None if graph == "star" else
             Topology.erdos_renyi(z, core["erdos_renyi_p"], random_state=seed))))
     fkm = cfg["fedkmeans"]
@@ -268,7 +269,7 @@ def compare_setting(X, classes, natural, *, dataset: str, partition: str, cfg: d
     ...        "centralized_n_init": 1, "kfed": {}, "distributed_lloyd": {},
     ...        "localkmeans": {"local_steps": [2], "n_iter": 5, "init": "k-means++"},
     ...        "coreset": {"coreset_size": 30, "topologies": ["star"], "erdos_renyi_p": 0.5,
-    ...                    "n_init": 1, "tol": 0},
+    ...                    "n_init": 1, "tol": 0, "init": "k-means++"},
     ...        "fedkmeans": {"sample_fraction": 1.0, "n_rounds": 10}}
     >>> table = compare_setting(X, np.repeat(np.arange(3), 40), None, dataset="toy",
     ...                         partition="structured", cfg=cfg, n_clusters=3, base_seed=0,

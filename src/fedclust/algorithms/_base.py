@@ -48,7 +48,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import check_distinct_points, check_n_clusters, fit_rng
-from ..communication import Communication
+from ..communication import SERVER, Communication
 from ..exceptions import DevicesWarning
 from ..federation import Federation
 from ..lloyd import assign, tolerance
@@ -238,8 +238,6 @@ def data_tolerance(federation: Federation, tol, comm: Communication) -> float:
     """
     if not tol:
         return 0.0
-    from ..communication import SERVER
-
     comm.send("data_moments", np.arange(federation.n_devices), SERVER,
               floats=federation.n_features + 2)
     return tolerance(federation.X, tol, federation.weights)

@@ -37,6 +37,7 @@ __all__ = [
     "SegmentSteps",
     "segment_sums",
     "sq_distances_to",
+    "squared_shift",
     "tolerance",
     "update_centers",
     "update_medians",
@@ -1061,13 +1062,19 @@ def lloyd(X: np.ndarray, init: np.ndarray, *, weights: np.ndarray | None = None,
                        by_shift=by_shift)
 
 
+def squared_shift(previous, centers) -> float:
+    """The sum over every coordinate of ``(centers - previous) ** 2``, in float64: how far a
+    set of centers moved, the measure of every ``tol`` test (arrays of any shape; a scalar
+    ``previous`` of 0 gives the squared norm of ``centers``)."""
+    shift = (np.asarray(centers, dtype=np.float64) - np.asarray(previous, dtype=np.float64))
+    shift = shift.ravel()
+    return float(shift @ shift)
+
+
 def _settled(previous: np.ndarray, centers: np.ndarray, tol: float) -> bool:
-    """Whether an update moved the centers by at most ``tol`` in all (the sum of their
-    squared shifts, in float64); never with ``tol = 0``, where only unchanged labels stop."""
-    if tol <= 0:
-        return False
-    shift = centers.astype(np.float64) - previous.astype(np.float64)
-    return float(np.einsum("ij,ij->", shift, shift)) <= tol
+    """Whether an update moved the centers by at most ``tol`` in all
+    (:func:`squared_shift`); never with ``tol = 0``, where only unchanged labels stop."""
+    return tol > 0 and squared_shift(previous, centers) <= tol
 
 
 def tolerance(X: np.ndarray, tol: float, weights: np.ndarray | None = None) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..communication import SERVER
-from ..lloyd import SegmentSteps, assign, lloyd_step_by_segment, squared_norms
+from ..lloyd import SegmentSteps, assign, lloyd_step_by_segment, squared_norms, squared_shift
 from ..rounds import (
     RoundState,
     aggregate_centers,
@@ -240,8 +240,9 @@ class FederatedKMeans(FederatedClusteringMixin):
             self.server_step(state, sizes, client_centers, rng, history, t)
             self._report(callback, t, state.centers, federation, x_sq, sampled)
             # a starved cluster still counts towards its re-initialization: not settled
-            if self.tol is not None and state.gap <= tol and _sq_sum(state.velocity) <= tol \
-                    and not state.below.any() and not history["reassigned"][t - 1]:
+            settled = state.gap <= tol and squared_shift(0.0, state.velocity) <= tol
+            if self.tol is not None and settled and not state.below.any() \
+                    and not history["reassigned"][t - 1]:
                 converged = True
                 break
 
@@ -307,7 +308,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         centers, velocity = state.centers, state.velocity
         target, totals = aggregate_centers(client_centers, sizes, centers)
         seen = totals > 0
-        state.gap = float(((target - centers)[seen] ** 2).sum())
+        state.gap = squared_shift(centers[seen], target[seen])
         step = self.server_lr * (target - centers)
         mu = self.server_momentum or 0.0
         if self.server_momentum_style == "ema":
@@ -458,11 +459,6 @@ class ServerState:
     high: np.ndarray | None
     all_rows: float
     gap: float = np.inf
-
-
-def _sq_sum(a: np.ndarray) -> float:
-    a = a.ravel()
-    return float(a @ a)
 
 
 def _bounds(bounds):

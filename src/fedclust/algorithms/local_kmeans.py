@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ..communication import SERVER
-from ..lloyd import assign, lloyd_step_by_device, squared_norms
+from ..lloyd import assign, lloyd_step_by_device, squared_norms, squared_shift
 from ..rounds import RoundState, aggregate_centers, round_history
 from ..seeding import SEEDINGS, initial_centers
 from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, data_tolerance, warn_not_converged
@@ -258,5 +258,4 @@ def _moved_at_most(previous: np.ndarray, centers: np.ndarray, tol: float) -> boo
     squared shifts, in float64); with ``tol = 0``, whether they are the same."""
     if tol <= 0:
         return bool(np.array_equal(previous, centers))
-    shift = (centers.astype(np.float64) - previous.astype(np.float64)).ravel()
-    return float(shift @ shift) <= tol
+    return squared_shift(previous, centers) <= tol

@@ -144,8 +144,8 @@ def test_coreset_solve_reports_convergence():
     est = DistributedCoreset(8, 400, random_state=0).fit(X, devices=devices)
     assert est.converged_ and est.n_iter_ < 300
     with pytest.warns(ConvergenceWarning, match="DistributedCoreset stopped at max_iter=1"):
-        capped = DistributedCoreset(8, 400, max_iter=1, tol=0, random_state=0).fit(
-            X, devices=devices)
+        capped = DistributedCoreset(8, 400, max_iter=1, tol=0, refine_max_iter=0,
+                                    random_state=0).fit(X, devices=devices)
     assert not capped.converged_
 
 
@@ -158,12 +158,13 @@ def test_kfed_auto_sends_k_centers_and_never_collapses():
                     structured_partition(y, 2, 4, random_state=0)):
         costs = []
         for seed in seeds:
-            est = KFed(k, random_state=seed).fit(X, devices=devices)
+            # one-shot, so that the refinement's Lloyd rounds cannot hide a collapse
+            est = KFed(k, refine_max_iter=0, random_state=seed).fit(X, devices=devices)
             assert (est.device_clusters_ == k).all() and est.converged_
             costs.append(kmeans_cost(X, est.cluster_centers_))
         assert np.mean(costs) <= 1.05 * reference
         # the paper's k' = 1 would merge every device's clusters
-        one = KFed(k, 1, random_state=0).fit(X, devices=devices)
+        one = KFed(k, 1, refine_max_iter=0, random_state=0).fit(X, devices=devices)
         assert kmeans_cost(X, one.cluster_centers_) > 1.5 * reference
 
 
@@ -212,3 +213,65 @@ def test_coreset_solve_seeds_greedily_and_draws_no_row_of_weight_at_most_zero():
     weights = np.r_[np.ones(10), -0.5]
     result = best_kmeans(points, 2, seeds=[0, 1, 2], sample_weight=weights, seeding="greedy")
     assert not np.any(np.all(result.centers == 100.0, axis=1))
+
+
+# ------------------------------------------------------------------ one-shot, then Lloyd
+def one_shot_and_refined(make, X, devices):
+    """The one-shot fit, the default fit and DistributedLloyd from the one-shot centers."""
+    one = make(refine_max_iter=0).fit(X, devices=devices)
+    refined = make().fit(X, devices=devices)
+    lloyd_ = DistributedLloyd(len(one.cluster_centers_), init=one.cluster_centers_,
+                              tol=1e-4).fit(X, devices=devices)
+    return one, refined, lloyd_
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: KFed(5, random_state=1, **kw),
+    lambda **kw: DistributedCoreset(5, 300, random_state=1, **kw),
+], ids=["KFed", "DistributedCoreset"])
+def test_refinement_is_distributed_lloyd_from_the_one_shot_centers(make):
+    X, _ = blobs(seed=8, n=1500, k=5, std=3.5)
+    devices = np.arange(len(X)) % 6
+    one, refined, lloyd_ = one_shot_and_refined(make, X, devices)
+    # the same centers, labels and updates as the multi-round estimator from that start
+    np.testing.assert_array_equal(refined.cluster_centers_, lloyd_.cluster_centers_)
+    np.testing.assert_array_equal(refined.labels_, lloyd_.labels_)
+    np.testing.assert_array_equal(refined.labels_, refined.predict(X))
+    assert refined.n_iter_refine_ == lloyd_.n_iter_ >= 1 and one.n_iter_refine_ == 0
+    assert refined.inertia_ <= one.inertia_
+    # its rounds and messages are DistributedLloyd's, on top of the one-shot exchange
+    comm, one_comm, lloyd_comm = (e.communication_ for e in (refined, one, lloyd_))
+    assert comm["refine_rounds"] == lloyd_comm["lloyd_rounds"]
+    assert comm["rounds"] == one_comm["rounds"] + lloyd_comm["lloyd_rounds"]
+    for kind in ("centers", "cluster_sums", "cluster_counts", "data_moments"):
+        assert comm.total(kind) == lloyd_comm.total(kind), kind
+    assert "refine_rounds" not in one_comm
+
+
+def test_refinement_cap_warns_and_is_not_converged():
+    X, _ = blobs(seed=8, n=1500, k=5, std=3.5)
+    devices = np.arange(len(X)) % 6
+    with pytest.warns(ConvergenceWarning, match="KFed's refinement stopped at refine_max_iter=1"):
+        est = KFed(5, refine_max_iter=1, tol=0, random_state=1).fit(X, devices=devices)
+    assert not est.converged_ and est.n_iter_refine_ == 1
+    with pytest.warns(ConvergenceWarning, match="refinement stopped at refine_max_iter=1"):
+        DistributedCoreset(5, 300, refine_max_iter=1, tol=0, random_state=1).fit(
+            X, devices=devices)
+
+
+def test_coreset_refines_only_through_a_server_and_for_kmeans():
+    from fedclust.topology import Topology
+
+    X, _ = blobs(seed=8, n=900, k=4)
+    devices = np.arange(len(X)) % 9
+    grid = DistributedCoreset(4, 200, topology=Topology.grid(3), random_state=0).fit(
+        X, devices=devices)
+    kmedian = DistributedCoreset(4, 200, objective="kmedian", random_state=0).fit(
+        X, devices=devices)
+    assert grid.n_iter_refine_ == kmedian.n_iter_refine_ == 0
+    with pytest.raises(ValueError, match="refine_max_iter=5 needs topology=None .* no server"):
+        DistributedCoreset(4, 200, topology=Topology.grid(3), refine_max_iter=5).fit(
+            X, devices=devices)
+    with pytest.raises(ValueError, match="refine_max_iter=5 needs .* k-means cost"):
+        DistributedCoreset(4, 200, objective="kmedian", refine_max_iter=5).fit(
+            X, devices=devices)

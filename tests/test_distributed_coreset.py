@@ -23,7 +23,8 @@ def mixture(n_devices=9, k=4, d=5, per_cluster=300, seed=0):
 
 def test_star_sends_costs_then_the_coreset_once():
     X, devices = mixture()
-    km = DistributedCoreset(4, coreset_size=90, random_state=0).fit(X, devices=devices)
+    km = DistributedCoreset(4, coreset_size=90, refine_max_iter=0,
+                            random_state=0).fit(X, devices=devices)
     comm, d = km.communication_, X.shape[1]
     assert km.coreset_.size == 90 + 9 * 4
     kinds = comm.by_kind().set_index(["kind", "direction"])

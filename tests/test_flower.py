@@ -286,6 +286,8 @@ def test_apps_refuse_the_tol_test_and_name_the_stopping_rule_they_run():
         flower_server._serve_distributed_lloyd(DistributedLloyd(init=init), None, link)
     with pytest.raises(ValueError, match=r"tol=0.0001: .* runs tol=None"):
         flower_server._serve_fedkmeans(FederatedKMeans(init="uniform"), None, link)
+    with pytest.raises(ValueError, match=r"refine_max_iter=300: .* runs k-FED's one round"):
+        flower_server._serve_kfed(KFed(), None, link)
 
 
 class _SilentGrid:

@@ -51,7 +51,7 @@ from .._validation import check_distinct_points, check_n_clusters, fit_rng
 from ..communication import SERVER, Communication
 from ..exceptions import DevicesWarning
 from ..federation import Federation
-from ..lloyd import assign, tolerance
+from ..lloyd import LloydResult, assign, lloyd, tolerance
 from ..metrics import kmeans_cost, labelled_cost
 
 __all__ = ["FederatedClusteringMixin", "POSITIVE_INT", "TOL"]
@@ -241,6 +241,52 @@ def data_tolerance(federation: Federation, tol, comm: Communication) -> float:
     comm.send("data_moments", np.arange(federation.n_devices), SERVER,
               floats=federation.n_features + 2)
     return tolerance(federation.X, tol, federation.weights)
+
+
+def lloyd_rounds(federation: Federation, init, *, max_iter: int, tol: float,
+                 comm: Communication, on_iteration=None) -> tuple[LloydResult, int]:
+    """Lloyd's algorithm over the federation, one round per iteration, and its ledger.
+
+    Every round the server broadcasts the ``k`` centers (``k d`` floats, kind ``centers``)
+    and every device returns its per-cluster sums and counts (``cluster_sums``,
+    ``cluster_counts``; weight totals, floats, with sample weights); the pooled update is
+    centralized Lloyd's, computed once by :func:`fedclust.lloyd.lloyd`. Convergence by
+    unchanged labels shows in the round after the update (``n_iter + 1`` rounds); by a small
+    shift, or at ``max_iter``, in the update's round, after which the final centers are
+    broadcast once more so that the devices can label their rows.
+
+    Parameters
+    ----------
+    federation : Federation
+    init : ndarray of shape (n_clusters, n_features)
+    max_iter : int
+    tol : float
+        Absolute tolerance on the sum of squared center shifts (:func:`data_tolerance`).
+    comm : Communication
+        The fit's ledger; the rounds are added to it.
+    on_iteration : callable or None
+        Passed to :func:`fedclust.lloyd.lloyd`.
+
+    Returns
+    -------
+    result : LloydResult
+    rounds : int
+        Communication rounds used.
+    """
+    result = lloyd(federation.X, init, weights=federation.weights, max_iter=max_iter,
+                   on_iteration=on_iteration, tol=tol)
+    Z, (k, d) = federation.n_devices, result.centers.shape
+    devices = np.arange(Z)
+    by_labels = result.converged and not result.by_shift
+    rounds = result.n_iter + 1 if by_labels else result.n_iter
+    counts = {"ints": k} if federation.weights is None else {"floats": k}
+    comm.send("centers", SERVER, devices, floats=k * d, times=rounds)
+    comm.send("cluster_sums", devices, SERVER, floats=k * d, times=rounds)
+    comm.send("cluster_counts", devices, SERVER, times=rounds, **counts)
+    comm.add_rounds(rounds)
+    if not by_labels:  # the devices' labels need the final centers
+        comm.send("centers", SERVER, devices, floats=k * d)
+    return result, rounds
 
 
 def warn_not_converged(estimator, cap: str, value: int, who: str | None = None) -> None:

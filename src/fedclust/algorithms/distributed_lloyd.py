@@ -9,14 +9,18 @@ pooled computation below is the same arithmetic; only the communication is feder
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..communication import SERVER
-from ..lloyd import lloyd
 from ..rounds import RoundState, round_history
 from ..seeding import SEEDINGS, initial_centers
-from ._base import POSITIVE_INT, TOL, FederatedClusteringMixin, data_tolerance, warn_not_converged
+from ._base import (
+    POSITIVE_INT,
+    TOL,
+    FederatedClusteringMixin,
+    data_tolerance,
+    lloyd_rounds,
+    warn_not_converged,
+)
 
 __all__ = ["DistributedLloyd"]
 
@@ -121,21 +125,9 @@ class DistributedLloyd(FederatedClusteringMixin):
                                     global_objective=cost, sorted_labels=labels,
                                     order=federation.order))
 
-        result = lloyd(federation.X, init, weights=federation.weights, max_iter=self.max_iter,
-                       on_iteration=report, tol=tol)
-
-        Z, k, d = federation.n_devices, self.n_clusters, federation.n_features
-        devices = np.arange(Z)
-        # unchanged labels show in the round after the update; a small shift at the update
-        by_labels = result.converged and not result.by_shift
-        rounds = result.n_iter + 1 if by_labels else result.n_iter
-        counts = {"ints": k} if federation.weights is None else {"floats": k}
-        comm.send("centers", SERVER, devices, floats=k * d, times=rounds)
-        comm.send("cluster_sums", devices, SERVER, floats=k * d, times=rounds)
-        comm.send("cluster_counts", devices, SERVER, times=rounds, **counts)
-        comm.add_rounds(rounds)
-        if not by_labels:  # the devices' labels need the final centers
-            comm.send("centers", SERVER, devices, floats=k * d)
+        result, rounds = lloyd_rounds(federation, init, max_iter=self.max_iter, tol=tol,
+                                      comm=comm, on_iteration=report)
+        Z = federation.n_devices
         comm.note("seeding_rounds", seeding_rounds)
         comm.note("lloyd_rounds", rounds)
         history = round_history(rounds)

@@ -60,7 +60,7 @@ from ..progress import progress
 from ..seeds import seed_for
 from ..topology import Topology
 from ..vocabulary import ALGORITHMS
-from .kfed_synthetic import PRINTED_WEIGHTING
+from .kfed_synthetic import PRINTED_KFED
 
 __all__ = ["ALGORITHMS", "IDS", "Fit", "fits",
            "load_data", "compare_setting", "heterogeneity_sweep", "natural_client_runs",
@@ -85,7 +85,7 @@ def fits(cfg: dict, n_clusters: int) -> list[Fit]:
     (LocalKMeans per ``L``, the coreset per topology); ``build(seed, n_devices)``."""
     k = n_clusters
     out = [Fit("kfed", f"k'={cfg['device_clusters']}", lambda seed, z: KFed(
-               k, cfg["device_clusters"], random_state=seed, **PRINTED_WEIGHTING,
+               k, cfg["device_clusters"], random_state=seed, **PRINTED_KFED,
                **cfg["kfed"])),
            Fit("distributed_lloyd", "k-means++", lambda seed, z: DistributedLloyd(
                k, random_state=seed, **cfg["distributed_lloyd"]))]
@@ -97,7 +97,7 @@ def fits(cfg: dict, n_clusters: int) -> list[Fit]:
     for graph in core["topologies"]:
         out.append(Fit("coreset", graph, lambda seed, z, graph=graph: DistributedCoreset(
             k, core["coreset_size"], n_init=core["n_init"], tol=core["tol"], init=core["init"],
-            random_state=seed,
+            refine_max_iter=0, random_state=seed,
             topology=None if graph == "star" else
             Topology.erdos_renyi(z, core["erdos_renyi_p"], random_state=seed))))
     fkm = cfg["fedkmeans"]
@@ -338,7 +338,7 @@ def natural_client_runs(X, devices, oracle_cost: float, n_clusters: int, setting
                 random_state=seed))
             for c in real["sample_fractions"]]
     fits.append(Fit("kfed", f"k'={real['kfed_device_clusters']}", lambda seed, z: KFed(
-        k, real["kfed_device_clusters"], **PRINTED_WEIGHTING, random_state=seed)))
+        k, real["kfed_device_clusters"], **PRINTED_KFED, random_state=seed)))
     fits.append(Fit("localkmeans", f"L={real['localkmeans_local_steps']}",
                     lambda seed, z: LocalKMeans(k, real["localkmeans_local_steps"],
                                              n_iter=real["localkmeans_iterations"],

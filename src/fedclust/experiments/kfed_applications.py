@@ -46,7 +46,7 @@ from ..io import skipped_with_warning, tidy
 from ..metrics import clustering_accuracy
 from ..partitions import every_pair_partition, powerlaw_class_partition, structured_partition
 from ..seeds import seed_for
-from .kfed_synthetic import PRINTED_WEIGHTING
+from .kfed_synthetic import PRINTED_KFED
 
 __all__ = ["FLData", "MethodRun", "build_trainer", "prepare_method", "rotated_mnist",
            "table2_runs", "table2_cells", "femnist_powerlaw", "shakespeare_roles", "fig4_data",
@@ -156,7 +156,7 @@ def _capped(devices, cap, seed: int) -> np.ndarray:
 def _fit_kfed(data: FLData, params: dict, seed: int) -> KFed:
     return KFed(n_clusters=params["n_clusters"], device_clusters=params["device_clusters"],
                 server_lloyd_rounds=params["server_lloyd_rounds"],
-                server_starts=params["server_starts"], **PRINTED_WEIGHTING,
+                server_starts=params["server_starts"], **PRINTED_KFED,
                 random_state=seed_for(seed, "kfed")).fit(data.kfed_X, devices=data.devices)
 
 

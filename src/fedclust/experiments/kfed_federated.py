@@ -47,7 +47,7 @@ from ..metrics import clustering_accuracy, kmeans_cost, partition_cost
 from ..partitions import iid_partition, mix_partition, structured_partition, subset_partition
 from ..progress import progress
 from ..seeds import seed_for
-from .kfed_synthetic import PRINTED_WEIGHTING, device_clusters_for
+from .kfed_synthetic import PRINTED_KFED, device_clusters_for
 
 __all__ = [
     "Oracle",
@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 #: seed the traversal; step 7: one Lloyd round), which every experiment of the paper runs;
 #: the estimator's defaults (32 starts, Lloyd to convergence) are measured better on small,
 #: unbalanced devices (benchmarks/results/kfed_authors.md) but are not what the paper ran.
-PRINTED = {"server_starts": 1, "server_lloyd_rounds": 1, **PRINTED_WEIGHTING}
+PRINTED = {"server_starts": 1, "server_lloyd_rounds": 1, **PRINTED_KFED}
 #: The distributed Lloyd baseline of Fig 3 (not in the paper: its seeding and stopping are not
 #: printed): exact k-means++ and Lloyd until no label changes (the estimator's defaults differ).
 LLOYD_BASELINE = {"init": "k-means++", "tol": 0.0}
@@ -171,7 +171,7 @@ def cost_gap_ratio(structured_cost: float, iid_cost: float, oracle_cost: float) 
 FIG3_ALGORITHMS = {
     "k-FED": lambda k, kz, max_iter, seed: KFed(k, kz, **PRINTED, random_state=seed),
     "k-FED (server to convergence)": lambda k, kz, max_iter, seed: KFed(
-        k, kz, server_starts=1, server_lloyd_rounds="converge", **PRINTED_WEIGHTING,
+        k, kz, server_starts=1, server_lloyd_rounds="converge", **PRINTED_KFED,
         random_state=seed),
     "distributed Lloyd": lambda k, kz, max_iter, seed: DistributedLloyd(
         k, max_iter=max_iter, **LLOYD_BASELINE, random_state=seed),

@@ -36,9 +36,11 @@ MIXTURE_ID_COLUMNS = ("experiment", "n_features", "n_clusters", "device_clusters
                       "devices_per_cluster", "separation", "samples_per_cluster", "run", "seed")
 
 
-#: Algorithm 2 clusters the set of local centers, each counted once (the estimator weighs
-#: them by size): every k-FED experiment passes it, whatever its server starts and rounds.
-PRINTED_WEIGHTING = {"server_weighting": "uniform"}
+#: k-FED as printed where the estimator's defaults differ: Algorithm 2 clusters the set of
+#: local centers, each counted once (the estimator weighs them by size), and the exchange is
+#: one round (the estimator refines by Lloyd rounds): every k-FED experiment passes it,
+#: whatever its server starts and rounds.
+PRINTED_KFED = {"server_weighting": "uniform", "refine_max_iter": 0}
 
 
 def device_clusters_for(n_clusters: int, rule) -> int:
@@ -97,7 +99,7 @@ def mixture_trial(*, n_features: int, n_clusters: int, device_clusters: int,
         samples_per_cluster=samples_per_cluster, seed=seed,
         inactive_to_active=inactive_to_active)
     model = KFed(n_clusters, device_clusters, server_lloyd_rounds=server_lloyd_rounds,
-                 server_starts=server_starts, **PRINTED_WEIGHTING,
+                 server_starts=server_starts, **PRINTED_KFED,
                  random_state=seed_for(seed, "k-FED")).fit(mix.X, devices=devices)
     cost = kmeans_cost(mix.X, model.cluster_centers_, model.labels_)
     planted = kmeans_cost(mix.X, mix.centers, mix.labels)

@@ -17,7 +17,8 @@ from .protocol import ALGORITHMS
 
 #: Each algorithm's parameters in the demonstration runs (``random_state`` added per run).
 DEMO_PARAMS = {
-    "kfed": {"n_clusters": 4, "device_clusters": 2, "server_weighting": "uniform"},
+    "kfed": {"n_clusters": 4, "device_clusters": 2, "server_weighting": "uniform",
+             "refine_max_iter": 0},
     "fedkmeans": {"n_clusters": 4, "n_rounds": 3, "tol": None, "init": "uniform",
                   "sample_fraction": 0.75},
     "localkmeans": {"n_clusters": 4, "local_steps": 2, "n_iter": 6},

@@ -168,6 +168,8 @@ def _config(step: str, **values) -> ConfigRecord:
 
 
 def _serve_kfed(est: KFed, rng, link: _Link) -> dict:
+    _check_fixed_rounds(est, "refine_max_iter", est.refine_max_iter == 0,
+                        "k-FED's one round, refine_max_iter=0")
     devices = link.devices
     Z, d = len(devices), devices[0].n_features
     per_device = est.device_clusters_for(Z)

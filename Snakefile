@@ -12,6 +12,7 @@
 # tables, claims) is declared once in the library, fedclust.pipeline; the rules
 # (workflow/rules/) and scripts (workflow/scripts/) stay thin.
 
+import os
 import sys
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from fedclust.pipeline.config import (  # noqa: E402
 from fedclust.pipeline.configfiles import is_dry_run  # noqa: E402
 from fedclust.pipeline.data import check_mirror, repair_corrupt_copies  # noqa: E402
 from fedclust.pipeline.lock import lock_message  # noqa: E402
+from fedclust.pipeline.rebuild import REBUILDING, rebuild_keeping_dates  # noqa: E402
 
 
 configfile: "config/config.yaml"
@@ -80,8 +82,20 @@ if workflow.is_main_process:
         logger.warning(f"lock: {LOCK[0]}")
     for problem in repair_corrupt_copies(config, dry_run=DRY_RUN):
         logger.warning(f"damaged local copy: {problem}")
-    for problem in remove_damaged_files(OUTPUT_FOLDERS, dry_run=DRY_RUN):
+    RECORDED = {}
+    DAMAGED = remove_damaged_files(OUTPUT_FOLDERS, dry_run=DRY_RUN, recorded=RECORDED)
+    for problem in DAMAGED:
         logger.warning(f"damaged file, to be made again: {problem}")
+    # made again now, by a run of their own: the same bytes get their date back, so the DAG
+    # built next reruns nothing made from them (Snakemake decides by dates alone)
+    if DAMAGED and not DRY_RUN and not os.environ.get(REBUILDING):
+        for line in rebuild_keeping_dates(
+            RECORDED,
+            snakefile=workflow.main_snakefile,
+            config=config,
+            cores=workflow.resource_settings.cores,
+        ):
+            logger.warning(f"damaged file: {line}")
 
 
 onstart:

@@ -150,12 +150,17 @@ def test_a_derived_file_whose_bytes_changed_is_found_by_its_sidecar(tmp_path):
     path = write_h5(tmp_path / "data" / "x" / "features.h5", {"X": np.arange(1000.0)})
     sidecar = sidecar_of(path)
     assert sidecar.read_text() == f"{sha256_of(path)}  features.h5\n"   # sha256sum's format
+    # the sidecar is dated as its file: the date a damaged file was written with is known
+    written, digest = path.stat().st_mtime_ns, sha256_of(path)
+    assert sidecar.stat().st_mtime_ns == written
     assert remove_damaged_files([tmp_path / "data"]) == [] and path.exists()
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])          # truncated, as a cut-short copy
     with pytest.raises(OSError, match=r"features.h5 is damaged .*remove it and run again"):
         read_h5(path)
-    removed = remove_damaged_files([tmp_path / "data"])
+    recorded = {}
+    removed = remove_damaged_files([tmp_path / "data"], recorded=recorded)
+    assert recorded == {path: (digest, written)}
     assert len(removed) == 1 and removed[0].startswith(f"{path}: sha256 ")
     assert not path.exists() and not sidecar.exists()
     # a sidecar left without its file (its job failed and Snakemake removed the output)

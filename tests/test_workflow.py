@@ -242,7 +242,7 @@ def test_a_damaged_raw_file_and_a_damaged_derived_file_are_rebuilt_by_the_next_r
               "--config", f"data_mirror={mirror}"]
     run(target, work)
     features = work / "data" / "mnist" / "features.h5"
-    clean = features.read_bytes()
+    clean, clean_date = features.read_bytes(), features.stat().st_mtime_ns
     raw = work / "data" / "mnist" / "raw" / "t10k-labels-idx1-ubyte.gz"
     raw_bytes, raw_date = raw.read_bytes(), raw.stat().st_mtime_ns
     raw.write_bytes(raw_bytes[:-7] + b"garbage")
@@ -262,7 +262,12 @@ def test_a_damaged_raw_file_and_a_damaged_derived_file_are_rebuilt_by_the_next_r
     assert f"fetched data/mnist/raw/{raw.name} again" in log
     assert "damaged file, to be made again: data/mnist/features.h5: sha256" in log
     assert raw.read_bytes() == raw_bytes and raw.stat().st_mtime_ns == raw_date
+    # made again before the DAG, to the same bytes: its date kept, nothing left to run
+    # (the date it was written with, its sidecar's: Snakemake touches an output after its job)
     assert features.read_bytes() == clean
+    assert clean_date - 10**10 < features.stat().st_mtime_ns <= clean_date
+    assert "data/mnist/features.h5: made again with the bytes it was written with" in log
+    assert "Nothing to be done" in log
 
 
 def test_a_result_table_cut_at_a_line_is_named_and_made_again_with_the_same_bytes(tmp_path):
@@ -275,7 +280,7 @@ def test_a_result_table_cut_at_a_line_is_named_and_made_again_with_the_same_byte
               "config/ci.yaml"]
     run(target, work)
     table = work / "results" / "kfed" / "table1" / "d100_k16.csv"
-    clean = table.read_bytes()
+    clean, clean_date = table.read_bytes(), table.stat().st_mtime_ns
     lines = clean.splitlines(keepends=True)
     damaged = b"".join(lines[: len(lines) // 2])
     table.write_bytes(damaged)
@@ -284,9 +289,16 @@ def test_a_result_table_cut_at_a_line_is_named_and_made_again_with_the_same_byte
     assert "(a run would remove it)" in dry.stdout + dry.stderr
     assert table.read_bytes() == damaged
     result = run(target, work)
-    assert ("damaged file, to be made again: results/kfed/table1/d100_k16.csv"
-            in result.stdout + result.stderr)
+    log = result.stdout + result.stderr
+    assert "damaged file, to be made again: results/kfed/table1/d100_k16.csv" in log
+    # made again by a run of its own before the DAG: the same bytes get their date back, so
+    # nothing made from the table reruns (Snakemake decides by dates) and no job is left
+    # (the date it was written with, its sidecar's: Snakemake touches an output after its job)
     assert table.read_bytes() == clean
+    assert clean_date - 10**10 < table.stat().st_mtime_ns <= clean_date
+    assert ("results/kfed/table1/d100_k16.csv: made again with the bytes it was written "
+            "with; its date kept" in log)
+    assert "Nothing to be done" in log
 
 
 def test_a_missing_mirror_is_reported_before_any_job(tmp_path):

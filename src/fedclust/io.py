@@ -54,8 +54,9 @@ def atomic_path(path, *, suffix: str | None = None, sidecar: bool = False):
 
     The file gets mode ``0o666 & ~umask`` (what ``open`` would have given it), not the
     owner-only mode of the temporary file. With ``sidecar``, its sha256 is written beside it
-    (:func:`sidecar_of`, in ``sha256sum`` format) right after: a file whose bytes no longer
-    match (a truncated copy, a disk error) is found by :func:`remove_damaged_files`. The old
+    (:func:`sidecar_of`, in ``sha256sum`` format, dated as the file) right after: a file whose
+    bytes no longer match (a truncated copy, a disk error) is found by
+    :func:`remove_damaged_files`. The old
     sidecar is removed before the rename, so a process killed between the two renames leaves
     a file without a sidecar, never one with a wrong sidecar.
     """
@@ -73,6 +74,9 @@ def atomic_path(path, *, suffix: str | None = None, sidecar: bool = False):
         os.replace(tmp, path)
         if sidecar:
             write_text(f"{digest}  {path.name}\n", sidecar_of(path))
+            # the sidecar keeps the file's date: a damaged file's is known from it
+            written = path.stat().st_mtime_ns
+            os.utime(sidecar_of(path), ns=(written, written))
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -108,7 +112,8 @@ def _sidecar_mismatch(path, sidecar) -> str:
     return f"sha256 {actual[:12]}..., written as {expected[:12] or '(empty sidecar)'}..."
 
 
-def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
+def remove_damaged_files(folders, *, dry_run: bool = False,
+                         recorded: dict | None = None) -> list[str]:
     """Check every file under ``folders`` that has a checksum sidecar against it; remove each
     whose bytes no longer match (and its sidecar), so the rule that made it makes it again in
     the same run, before any job reads it. A sidecar whose file is gone is removed too.
@@ -116,6 +121,10 @@ def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
     Only safe while no writer runs (the Snakefile calls it in the main process, before the
     DAG is built). Returns one line per removed file: its path and the two checksums. With
     ``dry_run`` (``snakemake -n``) nothing is removed: the lines say what a run would remove.
+    ``recorded``, a dict, receives ``path -> (sha256, date)`` of every checked file, the
+    bytes and date it was written with (a removed file's date: its sidecar's), so that a
+    rebuild to the same bytes can be given its date back
+    (:func:`fedclust.pipeline.rebuild.rebuild_keeping_dates`).
     """
     removed = []
     for folder in map(Path, folders):
@@ -128,6 +137,9 @@ def remove_damaged_files(folders, *, dry_run: bool = False) -> list[str]:
                     sidecar.unlink()
                 continue
             mismatch = _sidecar_mismatch(path, sidecar)
+            if recorded is not None:
+                written = (sidecar if mismatch else path).stat().st_mtime_ns
+                recorded[path] = ((sidecar.read_text().split(maxsplit=1) or [""])[0], written)
             if mismatch:
                 if not dry_run:
                     path.unlink()

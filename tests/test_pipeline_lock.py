@@ -53,3 +53,49 @@ def test_a_job_script_is_not_taken_for_snakemake(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+#: A stand-in for Snakemake (a program named ``snakemake``) that starts one job and waits.
+FAKE_SNAKEMAKE = """import subprocess, sys, time
+job = subprocess.Popen([sys.executable, "-c", '''
+import time
+from fedclust.pipeline.lock import snakemake_ancestor, stop_with_snakemake
+assert snakemake_ancestor() is not None
+stop_with_snakemake(0.1)
+print("job started", flush=True)
+time.sleep(60)
+'''], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
+print(job.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_job_stops_when_its_snakemake_is_killed_outright(tmp_path):
+    """kill -9 of Snakemake alone leaves its jobs running: each job watches it and stops."""
+    import os
+    import signal
+
+    fake = tmp_path / "snakemake"
+    fake.write_text(FAKE_SNAKEMAKE)
+    log = tmp_path / "job.log"
+    parent = subprocess.Popen([sys.executable, str(fake), str(log)], stdout=subprocess.PIPE,
+                              text=True)
+    job = int(parent.stdout.readline())
+    deadline = time.monotonic() + 60
+    while "job started" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.1)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{job}") and "Z" != open(f"/proc/{job}/stat").read().rsplit(
+            ")", 1)[1].split()[0]:
+        assert time.monotonic() < deadline, "the job outlived its Snakemake"
+        time.sleep(0.1)
+    assert f"the Snakemake that started this job (pid {parent.pid}) is gone" in log.read_text()
+
+
+def test_a_process_no_snakemake_started_is_not_watched():
+    from fedclust.pipeline.lock import snakemake_ancestor, stop_with_snakemake
+
+    assert snakemake_ancestor() is None and stop_with_snakemake() is None

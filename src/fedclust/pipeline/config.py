@@ -478,16 +478,30 @@ def _check_kfed_clusters_per_device(config: dict) -> None:
 
 def _check_localkmeans(config: dict) -> None:
     """LocalKMeans' synthetic model places K orthonormal centres in R^d, so d >= K for every K
-    it draws (Sec. 4.1 and the K sweep of Fig 4)."""
+    it draws (Sec. 4.1 and the K sweep of Fig 4), and every setting has at least K rows and a
+    row on every machine."""
     cfg = config.get("localkmeans")
     if not cfg:
         return
-    d = cfg["synthetic"]["n_features"]
-    for key, k in (("localkmeans.synthetic.n_clusters", cfg["synthetic"]["n_clusters"]),
-                   ("localkmeans.fig4.n_clusters", max(cfg["fig4"]["n_clusters"], default=0))):
+    synthetic, fig4 = cfg["synthetic"], cfg["fig4"]
+    d = synthetic["n_features"]
+    largest_k = max(synthetic["n_clusters"], *fig4["n_clusters"])
+    for key, k in (("localkmeans.synthetic.n_clusters", synthetic["n_clusters"]),
+                   ("localkmeans.fig4.n_clusters", max(fig4["n_clusters"], default=0))):
         if k > d:
             raise ConfigError(f"config key '{key}': K={k} orthonormal centres do not fit in "
                               f"R^{d} (localkmeans.synthetic.n_features); K <= d is needed")
+    rows = synthetic["n_machines"] * synthetic["samples_per_machine"]
+    if rows < largest_k:
+        raise ConfigError(f"config key 'localkmeans.synthetic.samples_per_machine': "
+                          f"{synthetic['n_machines']} machines of "
+                          f"{synthetic['samples_per_machine']} rows cannot make K={largest_k} "
+                          f"clusters")
+    most_machines = max(fig4["n_machines"], default=1)
+    if fig4["total_samples"] < max(largest_k, most_machines):
+        raise ConfigError(f"config key 'localkmeans.fig4.total_samples': "
+                          f"{fig4['total_samples']} rows cannot make K={largest_k} clusters "
+                          f"over {most_machines} machines (localkmeans.fig4.n_machines)")
 
 
 def _check_kfed_applications(config: dict) -> None:
@@ -543,6 +557,11 @@ def _check_fedkmeans(config: dict) -> None:
             lacking = [k for k in needed if k not in spec]
             if lacking:
                 raise ConfigError(f"config key '{key}': set {', '.join(lacking)}")
+    data = cfg["data"]
+    if data["n_clients"] * data["samples_per_client"] < cfg["n_clusters"]:
+        raise ConfigError(f"config key 'fedkmeans.data.samples_per_client': "
+                          f"{data['n_clients']} clients of {data['samples_per_client']} rows "
+                          f"cannot make K={cfg['n_clusters']} clusters (fedkmeans.n_clusters)")
     separated = config.get("kfed", {}).get("separation", {}).get("datasets", [])
     unseparated = [ds for ds in cfg["real"]["datasets"] if ds not in separated]
     if unseparated:

@@ -10,9 +10,13 @@ with "Directory cannot be locked ... run snakemake --unlock" whether the first s
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
-__all__ = ["lock_holders", "lock_message"]
+__all__ = ["lock_holders", "lock_message", "snakemake_ancestor", "stop_with_snakemake"]
 
 
 def _is_snakemake(argv: list[str]) -> bool:
@@ -59,3 +63,60 @@ def lock_message(folder, *, proc=Path("/proc"), me: int | None = None) -> tuple[
     return (f"{len(locks)} lock file(s) in .snakemake/locks were left by a Snakemake that is "
             f"gone (killed?); no other run is alive on this machine, so `snakemake --unlock` is "
             f"safe (unless a run on another machine shares the folder), then run again", False)
+
+
+def _stat(pid: int, proc: Path) -> tuple[str, int, str]:
+    """The state (``Z``: a zombie, dead), parent pid and start time (clock ticks since boot)
+    of ``pid``."""
+    stat = (proc / str(pid) / "stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+    return fields[0], int(fields[1]), fields[19]
+
+
+def snakemake_ancestor(pid: int | None = None, *, proc=Path("/proc")) -> tuple[int, str] | None:
+    """``(pid, start time)`` of the nearest ancestor of ``pid`` (default: this process) that
+    runs Snakemake itself, or None (a job on a cluster node, no ``/proc``)."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        while pid > 1:
+            pid = _stat(pid, proc)[1]
+            argv = (proc / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+            if _is_snakemake(argv.split("\0")):
+                return pid, _stat(pid, proc)[2]
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def stop_with_snakemake(interval: float = 2.0, *, proc=Path("/proc")) -> threading.Thread | None:
+    """End this process (``SIGTERM``) once the Snakemake that started it is gone.
+
+    Snakemake stops its jobs when it is interrupted, but a ``kill -9`` leaves them running
+    and writing into a folder the next run uses. A daemon thread checks every ``interval``
+    seconds that the nearest Snakemake ancestor (:func:`snakemake_ancestor`; its start time
+    guards against a reused pid) is alive. Outputs are written atomically, so a job ended
+    this way leaves none half-written. Returns the thread, or None where no Snakemake
+    started this process.
+    """
+    ancestor = snakemake_ancestor(proc=proc)
+    if ancestor is None:
+        return None
+    pid, started = ancestor
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            try:
+                state, _, start = _stat(pid, proc)
+                alive = state != "Z" and start == started
+            except (OSError, ValueError, IndexError):
+                alive = False
+            if not alive:
+                print(f"the Snakemake that started this job (pid {pid}) is gone: stopping "
+                      f"the job", file=sys.stderr, flush=True)
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    thread = threading.Thread(target=watch, name="stop-with-snakemake", daemon=True)
+    thread.start()
+    return thread

@@ -405,7 +405,8 @@ def raw_files(name: str, config) -> list[str]:
         raise ValueError(f"unknown data set {name!r}; known: {sorted(DATASETS)}")
     if name == "postures" and config["datasets"]["postures"]["csv"]:
         return [os.path.abspath(config["datasets"]["postures"]["csv"])]
-    if name == "femnist" and source("femnist", config) == "leaf":
+    # every data set made from FEMNIST's release reads what datasets.femnist.source picks
+    if DATASETS[name].fetch == DATASETS["femnist"].fetch and source("femnist", config) == "leaf":
         files = []
         for d in leaf_femnist_dirs(config):
             files += sorted(glob.glob(os.path.join(d, "*", "*.json*")))

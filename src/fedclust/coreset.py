@@ -1,41 +1,12 @@
 """Distributed coresets (Balcan, Ehrlich & Liang, NeurIPS 2013): the construction itself.
 
-A coreset of ``P`` is a weighted set ``D`` whose weighted k-means (or k-median) cost
-approximates the cost of ``P`` for every set of centers. Algorithm 1 of the paper builds one
-without moving data:
-
-1. every node ``i`` computes a constant-factor solution ``B_i`` of its own points (here
-   ``k`` centers: k-means++ seeding refined by Lloyd, all nodes in one batched call) and shares
-   its cost ``M_i = sum_p m_p`` with ``m_p = cost(p, B_i)``: the squared distance
-   ``d(p, B_i)^2`` for k-means, the distance ``d(p, B_i)`` itself for k-median (the proof of
-   Lemma 2 samples by ``m_p = d(p, b_p)``). For k-median the local solution is k-median's own:
-   ``D`` seeding (``power=1``) and Lloyd with the Weiszfeld update (``objective="kmedian"``);
-2. node ``i`` draws ``t_i = t M_i / sum_j M_j`` points i.i.d. **with replacement**, ``p`` with
-   probability ``m_p / M_i``; a draw ``q`` weighs ``w_q = M_i / (t_i m_q)``. The algorithm box
-   prints ``sum_{z in P_i} m_z / (t m_q)`` (the node's own sum over the global ``t``), which
-   underestimates every weight by ``t_i / t``; the proof of Lemma 2 uses the global sum over
-   ``|S| = t``, ``sum_{z in P} m_z / (t m_q)``, which is the unbiased weight and equals
-   ``M_i / (t_i m_q)``. We use the latter with the realized ``t_i`` (after rounding);
-3. every center ``b`` of ``B_i`` weighs ``w_b = |P_b| - sum_{q in P_b cap S_i} w_q`` (``P_b``
-   its Voronoi cell in ``P_i``; draws counted with multiplicity). ``w_b`` can be negative: the
-   coreset keeps it (the paper's weights are real, Definition 1), and the weighted solver
-   accepts negative weights (:mod:`fedclust.lloyd`). The weights of a node's portion always
-   add up to its number of points.
-
-Steps 2 and 3 read only ``m_p`` and the cells ``P_b``, so :func:`sample_coreset` serves both
-objectives unchanged: whatever ``m_p``, the weighted cost of the coreset is an unbiased estimate
-of the cost of ``P`` for any centers and any cost of a point (the proof of Lemma 2); ``m_p``
-only sets its variance, which the objective's own ``m_p`` bounds.
-
-A node with at most ``t_i`` points sends its points as they are (weight 1 each, or their own
-weights) and no centers. Inputs may themselves be weighted, with signed weights (Zhang et al.'s
-tree construction compresses its children's coresets again): a point of weight ``v_p`` is then
-drawn with probability ``|v_p| m_p / M_i`` (``M_i = sum |v_p| m_p``) and weighs
-``sign(v_q) M_i / (t_i m_q)``, which keeps every estimate unbiased, and ``|P_b|`` becomes the
-cell's total weight.
-
-COMBINE (each node builds its own coreset of an equal share ``t / n`` of the points) is the same
-construction with equal sample sizes: :func:`equal_shares`.
+Algorithm 1 builds a weighted set whose weighted k-means (or k-median) cost approximates the
+data's for every set of centers, without moving data: every node solves its own points
+(:func:`local_solutions`, step 1), draws ``t_i`` points in proportion to its local cost
+(:func:`proportional_shares`; COMBINE's equal shares: :func:`equal_shares`) and weighs them
+and its centers (:func:`sample_coreset`, steps 2-3). Each step as implemented, with the weight
+the algorithm box misprints and the signed weights of Zhang et al.'s tree, is in
+``docs/algorithms.md`` (Distributed coresets).
 """
 
 from __future__ import annotations

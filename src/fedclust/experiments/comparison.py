@@ -1,41 +1,13 @@
 """Every algorithm of the four papers side by side, on the same partitions of the same data.
 
-None of the papers compares them: k-FED (one round, Dennis et al. 2021), naive distributed
-Lloyd (k-FED's Fig 3 baseline), LocalKMeans (several ``L``, Vardhan et al. 2025), the
-distributed coreset over a star and over a general graph (Balcan et al. 2013), federated
-mini-batch k-means (Triebe & Rajagopal 2019), and k-means on the pooled data
-(:func:`fedclust.centralized.reference_kmeans`), the centralized reference every cost is
-divided by.
-
-A *setting* is a data set and a partition of its rows over devices:
-
-* ``iid`` -- rows dealt uniformly at random over ``n_devices`` devices;
-* ``structured`` -- every device holds rows of a random subset of at most ``k'`` clusters of
-  the centralized clustering (k-FED's Sec. 4.2.1 partition,
-  :func:`~fedclust.partitions.subset_partition`), over the same ``n_devices``;
-* ``natural`` -- the data's own devices (FEMNIST writers, Shakespeare roles);
-* ``mix=<f>`` -- the natural partition with a fraction ``f`` of the rows moved to random
-  devices (:func:`~fedclust.experiments.kfed_federated.mix_partition`): ``0`` natural, ``1``
-  IID -- the heterogeneity sweep.
-
-Within a run every algorithm sees the same partition and, at each dropout fraction, the same
-devices dropped (drawn from seeds named by the data set, partition, fraction and run, never by
-the algorithm): a dropped device's rows are not fitted on, but they are scored -- quality is
-measured on all the data, against the centralized clustering of all the data.
-
-Recorded per (algorithm, variant, dropout, run): ``cost_ratio`` (k-means cost of the returned
-centres on every row over the centralized cost), ``accuracy`` (against the class labels, where
-the data set has ``k`` classes), ``agreement`` (accuracy against the centralized clustering),
-the communication (:data:`~fedclust.communication.LEDGER_COLUMNS`: ``rounds``, floats and bytes
-up, down and in all, from the shared ledger; the centralized reference uploads every row once),
-``wall_s`` (the fit) and ``peak_mb`` (the
-fit's peak traced allocation: numpy and Python objects, ``tracemalloc``; the compiled kernels'
-internal buffers are not seen). A setting an algorithm cannot run is a skipped row with its
-reason.
-
-:func:`natural_client_runs` -- beyond Triebe & Rajagopal's paper: federated k-means on a real
-data set's natural clients beside k-FED and LocalKMeans, in the same schema (partition
-``natural``, no dropout).
+None of the papers compares them: k-FED, naive distributed Lloyd, LocalKMeans (several
+``L``), the distributed coreset over a star and over a general graph, federated mini-batch
+k-means, and k-means on the pooled data (:func:`fedclust.centralized.reference_kmeans`), the
+reference every cost is divided by. :func:`compare_setting` runs them on one data set and
+partition (its docstring defines the partitions, the shared dropout draws and what is
+recorded); :func:`heterogeneity_sweep` moves from the natural partition to IID;
+:func:`natural_client_runs` (beyond Triebe & Rajagopal) runs federated k-means on a real
+data set's natural clients beside k-FED and LocalKMeans, in the same schema.
 """
 
 from __future__ import annotations
@@ -240,6 +212,24 @@ def compare_setting(X, classes, natural, *, dataset: str, partition: str, cfg: d
                     n_clusters: int, base_seed: int, show_progress: bool = True) -> pd.DataFrame:
     """Every algorithm on one partition of one data set, at every dropout fraction of
     ``cfg["dropout"]`` (the robustness sweep; ``0`` is the plain comparison).
+
+    The partitions: ``iid``, rows dealt uniformly at random over ``n_devices`` devices;
+    ``structured``, every device holds rows of a random subset of at most ``k'`` clusters of
+    the centralized clustering (k-FED's Sec. 4.2.1,
+    :func:`~fedclust.partitions.subset_partition`); ``natural``, the data's own devices
+    (FEMNIST writers, Shakespeare roles); ``mix=<f>``, the natural partition with a fraction
+    ``f`` of the rows moved to random devices
+    (:func:`~fedclust.experiments.kfed_federated.mix_partition`). Within a run every algorithm
+    sees the same partition and, at each dropout fraction, the same devices dropped (seeds
+    named by the data set, partition, fraction and run, never by the algorithm); a dropped
+    device's rows are not fitted on but are scored. Recorded per (algorithm, variant,
+    dropout, run): ``cost_ratio`` (the k-means cost of the returned centres on every row over
+    the centralized cost), ``accuracy`` (where the data set has ``k`` classes),
+    ``agreement`` (accuracy against the centralized clustering), the ledger's communication
+    (:data:`~fedclust.communication.LEDGER_COLUMNS`; the centralized reference uploads every
+    row once), ``wall_s`` and ``peak_mb`` (the fit's peak traced allocation, ``tracemalloc``:
+    the compiled kernels' buffers are not seen). A setting an algorithm cannot run is a
+    skipped row with its reason.
 
     Parameters
     ----------

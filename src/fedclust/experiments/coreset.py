@@ -2,37 +2,11 @@
 
 One *setting* is a data set, an objective (k-means, or k-median beyond the paper), a graph of
 ``n_sites`` sites and a partition scheme; one job runs a partition on every graph of its panel
-(:func:`setting_runs`). A run (Sec. 5):
-
-1. draws the communication graph (Erdős–Rényi ``p`` resampled until connected, a square grid,
-   or preferential attachment) and partitions the data over its sites, every row going to a
-   site with probability proportional to the site's weight
-   (:func:`fedclust.partitions.site_weight_partition`); only the degree partition's weights
-   involve the graph, so the uniform, similarity and weighted partitions are drawn once per
-   run and carried over every graph (the graphs compared on the same draws), the degree
-   partition once per graph;
-2. restricts the graph to the breadth-first spanning tree from a uniformly random root (the
-   tree of Fig. 3 and of Zhang et al.);
-3. computes every site's local solution once per partition draw (Algorithm 1, step 1) and,
-   for every coreset size ``t``, builds the distributed coreset (``t_i`` proportional to the
-   local costs) and COMBINE's (``t / n`` per site) from it, solves each on the whole coreset
-   (weighted k-means++ and Lloyd, :func:`fedclust.centralized.best_kmeans`) and evaluates the
-   solution on the global data -- none of which depends on the graph that carries the
-   coreset; Zhang et al.'s tree construction runs for every size of ``zhang_coreset_sizes``
-   on every graph's tree, its leaves (whose input is their own rows) with the same local
-   solutions, its inner nodes computing theirs on their rows and their children's coresets;
-4. counts the communication each needs on each graph: the distributed coreset flooded over
-   the graph (Algorithm 3: each portion crosses each edge twice) and sent up the tree
-   (Theorem 3: ``depth(i)`` hops); COMBINE flooded over the graph; Zhang et al. one hop per
-   node.
-
-The cost ratio is the solution's cost on the global data divided by the cost of Lloyd's
-algorithm run on the global data in the same run (:func:`baseline_runs`; one baseline per
-data set, objective and run, shared by every graph and partition). Seeds are named
-(:func:`fedclust.seeds.seed_for`): a run's partition draw and local solutions depend only on
-the data set, objective, partition and run (and the graph, for the degree partition), its
-graph and tree on the graph too, so the distributed coreset and COMBINE see the same sites and
-the same local solutions, and adding a coreset size or a graph changes no other number.
+(:func:`setting_runs`), recording for every construction and coreset size the cost of its
+solution on the global data over that of Lloyd's algorithm on the global data in the same run
+(:func:`baseline_runs`) and the points it sends over each graph. The steps of a run, and which
+draws the graphs and constructions share, are in ``docs/algorithms.md`` (Distributed
+coresets, the Sec. 5 experiment).
 """
 
 from __future__ import annotations

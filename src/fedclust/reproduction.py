@@ -4,30 +4,10 @@ A :class:`Claim` is one number (or one inequality) a paper prints about its expe
 where it is printed. Each paper's claims are computed from its results tables by
 :mod:`fedclust.claims` (one module per paper); :func:`write_reproduction` gathers them into
 ``results/reproduction.csv`` and a readable ``results/reproduction.md``. The paper values,
-tolerances and provenance live in ``config/paper_targets.yaml``.
-
-Every row is one declared statistical test of :mod:`fedclust.verdicts` (chosen by its
-target's ``comparison``), which uses both sides' spread, and gets one verdict of
-:data:`VERDICTS`, which cannot hide a miss:
-
-``pass``
-    the paper's statement holds at the report's confidence level.
-``fail``
-    its contrary is shown, or nothing was measured; the measured reason stands beside it.
-``not shown``
-    the runs cannot resolve it (an ordering of an effect too small for their spread, an
-    equivalence whose interval reaches past the margin).
-``not at this profile``
-    declared scale-limited in the profile's config (``reproduction.not_at_this_profile``)
-    *before* the run; still tested (``within_band`` says whether the test passed).
-``by construction``
-    a check that our setup passes whatever the algorithm does (an identity, a count); listed,
-    not counted as a reproduction. If it fails, it is a ``fail``.
-``reported``
-    no printed value to compare.
-
-A row whose setup differs from the paper's (stand-in data, our choice of a value our copy
-cannot show) keeps its test's verdict and names the stand-in in ``stand_in``.
+tolerances and provenance live in ``config/paper_targets.yaml``. Every row is one declared
+statistical test of :mod:`fedclust.verdicts`, which uses both sides' spread, and gets one of
+:data:`VERDICTS` (their meanings: ``docs/reproduction.md``); a row whose setup differs from the
+paper's keeps its test's verdict and names the stand-in in ``stand_in``.
 """
 
 from __future__ import annotations

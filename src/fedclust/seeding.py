@@ -1,32 +1,11 @@
 """k-means++ seeding, weighted, centralized and over a federation, with what it costs to send.
 
-:func:`kmeans_plusplus` is k-means++ (Arthur & Vassilvitskii, 2007) on pooled weighted points:
-the first center is drawn with probability proportional to the weight ``w``, every next one
-proportional to ``w D^2`` (``D`` the distance to the nearest chosen center) -- exactly the
-distribution of k-means++ on the data with every row repeated ``w`` times. No greedy local
-trials (scikit-learn's ``kmeans_plusplus`` adds them), so the distribution is the paper one.
-
-:func:`distributed_kmeans_plusplus` draws from the same distribution without moving data: the
-server keeps the chosen centers, every device keeps ``D^2`` of its points. For each new center
-the server gathers each device's ``w D^2`` mass, picks a device with probability proportional
-to its mass, and that device samples one of its points proportional to ``w D^2``. A point ``x``
-on device ``z`` is chosen with probability ``(m_z / sum m) (w D^2(x) / m_z)``: centralized
-k-means++. This is the LocalKMeans++ initialization (Vardhan et al., 2025, Algorithm 2) and
-the seeding of the distributed Lloyd baseline.
-
-:func:`distributed_greedy_kmeans_plusplus` is the greedy variant (scikit-learn's): every
-further center is the best of ``2 + floor(ln k)`` candidates drawn from that distribution, by
-the potential ``sum w D^2`` every device computes for each candidate.
-
-The federated seedings draw unweighted rows exactly as rows of weight 1 (the same calls on the
-generator), so an estimator fits the same model with ``sample_weight=None`` and
-``np.ones(n)`` from the same seed. Rows of weight <= 0 are never drawn (their probability is
-``max(w, 0) D^2``); docs/algorithms.md says what negative weights mean.
-
-``power=1`` (in :func:`kmeans_plusplus` and :func:`kmeans_plusplus_by_device`) samples
-proportional to ``w D`` instead of ``w D^2``: Arthur & Vassilvitskii's (2007) generalization of
-k-means++ to the cost ``sum w D^l``, here with ``l = 1``, the k-median seeding (``O(log k)``
-competitive in expectation for fixed ``l``, as ``D^2`` is for k-means).
+:func:`kmeans_plusplus` is k-means++ (Arthur & Vassilvitskii, 2007) on pooled weighted points;
+:func:`distributed_kmeans_plusplus` draws from the same distribution without moving data (the
+LocalKMeans++ initialization, Vardhan et al. 2025, Algorithm 2); and
+:func:`distributed_greedy_kmeans_plusplus` is scikit-learn's greedy variant over the
+federation. Their distributions, what each sends, how weights enter and the k-median seeding
+(``power=1``): ``docs/algorithms.md`` (Seeding).
 """
 
 from __future__ import annotations

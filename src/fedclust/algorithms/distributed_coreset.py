@@ -3,28 +3,9 @@
 (Balcan, Ehrlich & Liang, "Distributed k-Means and k-Median Clustering on General Topologies",
 NeurIPS 2013.) The nodes build one coreset of all the data together (Algorithm 1, see
 :mod:`fedclust.coreset`), share its portions over the communication graph, and every node
-solves the weighted k-means problem on the whole coreset (Algorithm 2). The paper treats
-k-median alike (Lemma 2, Theorems 1-3): ``objective="kmedian"`` builds the coreset from local
-k-median solutions with ``m_p = d(p, B_i)`` and solves the weighted k-median problem on it. The
-three ways of building the coreset the paper compares are the ``construction`` parameter:
-
-* ``"distributed"`` -- Algorithm 1: node ``i`` draws ``t_i = t M_i / sum_j M_j`` points, in
-  proportion to the cost of its local solution (the costs are shared first);
-* ``"combine"`` -- COMBINE: every node builds a coreset of its own data with the same number of
-  points ``t / n`` and the coresets are pooled (no costs shared);
-* ``"zhang"`` -- Zhang et al. (2008), on a rooted spanning tree (breadth-first from a uniformly
-  random root, as the paper's Sec. 5 restricts a graph): from the leaves up, every node builds a
-  coreset of ``t / n`` points of its own data together with the coresets its children sent, and
-  sends it to its parent; the root solves on its input (its rows and its children's coresets,
-  which it need not compress since it sends nothing).
-
-How the portions travel depends on the topology: on a star every node sends to the server
-(communication = the coreset's size, Sec. 4); on a rooted tree (:class:`SpanningTree`) every
-portion climbs to the root, crossing ``depth(i)`` edges (Theorem 3); on any other graph the
-portions are flooded by Message-Passing (Algorithm 3), every node forwarding every new portion
-to all its neighbours, so each portion crosses each edge twice (Theorem 2). The local costs
-travel the same way (one float each). The solution stays where it is computed (every node on a
-general graph, the server on a star, the root on a tree): no message carries it.
+solves the weighted k-means (or k-median) problem on the whole coreset (Algorithm 2). The
+three constructions the paper compares (``construction``) and how the portions travel on a
+star, a tree and a general graph: ``docs/algorithms.md`` (Distributed coresets).
 """
 
 from __future__ import annotations

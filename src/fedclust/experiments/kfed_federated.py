@@ -1,35 +1,12 @@
 """k-FED on real federated data (Dennis, Li & Smith, ICML 2021, Sec. 4.2.1 and beyond).
 
-Every experiment starts from a data set ``X`` and its *oracle* clustering with ``k`` clusters
-(k-means on all of ``X``, :func:`fedclust.centralized.reference_kmeans`; ``k`` chosen by
-the separation analysis of App. B.2), of cost ``phi*``. Partitions are built from the oracle
-labels:
-
-* *structured* (Figs 2 and 3, Sec. 4.2.1): ``Z`` devices, each holding data of a random subset
-  of at most ``k'`` oracle clusters (:func:`fedclust.partitions.subset_partition`); k-FED gets
-  each device's ``k^(z)``, assumed known as in Sec. 3.2;
-* *IID*: the same data dealt uniformly at random over the same ``Z`` devices (k-FED with the
-  same ``k'`` on every device);
-* *grouped* (the experiments beyond the paper): groups of ``k'`` oracle clusters dealt over
-  ``m0`` devices each (:func:`fedclust.partitions.structured_partition`, Table 1's layout).
-
-Costs are the paper's Eq. (1): ``phi(T)`` of a clustering ``T`` with its own means
-(:func:`fedclust.metrics.partition_cost`) -- for k-FED, of its induced clustering
-(Definition 3.3). The nearest-center cost of the returned centers is recorded beside it
-(``*_center_cost``). Figure 2 compares k-FED on structured and IID partitions through
-``(phi(k') - phi*) / (phi~(k') - phi*)``: below 1, heterogeneity helped. Figure 3 compares
-k-FED (one server round, Algorithm 2; and the server run to convergence) with naive
-distributed k-means (:class:`~fedclust.algorithms.DistributedLloyd`) on the same partitions:
-cost and communication. Beyond the paper: device failures before sending (participation),
-devices that join after the fit (clustered through ``predict``, Theorem 3.2) against refitting
-with them, and a sweep from the natural (writer) partition towards IID.
-
-Seeds. Every run draws from seeds named after what it is (:func:`fedclust.seeds.seed_for`):
-the partition of a run is named by the experiment, data set, ``k``, ``k'`` and run -- not by the
-algorithm or participation level it is shared across -- and each fit by all of these plus its
-own setting. Adding or removing a ``k'``, a participation level, a data set or an algorithm
-leaves every other number unchanged. A setting k-FED cannot run
-(:class:`~fedclust.exceptions.InfeasibleSettingError`) is logged and written as a skipped row.
+Every experiment starts from a data set and its *oracle* clustering with ``k`` clusters
+(k-means on all of it, :func:`fedclust.centralized.reference_kmeans`; ``k`` from the
+separation analysis of App. B.2) and deals the rows over devices from the oracle labels:
+Fig 2 compares k-FED on structured and IID partitions, Fig 3 k-FED against naive distributed
+Lloyd, and beyond the paper device failures, devices that join after the fit and a sweep from
+the natural partition towards IID. The partitions, the costs and how seeds are named:
+``docs/algorithms.md`` (k-FED on real federated data).
 """
 
 from __future__ import annotations

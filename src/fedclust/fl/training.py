@@ -1,37 +1,11 @@
 """The round loop of federated training: FedAvg, one model per group, IFCA.
 
-One :class:`FederatedTrainer` runs every method of k-FED's applications (Sec. 4.2.2):
-
-* **FedAvg** (McMahan et al., 2017): one model (``n_models=1``); the selected devices start
-  from it, run ``local_steps`` SGD steps on minibatches of their own rows, and the server
-  averages the results (weighted by rows, ``aggregation="size"``, or not, ``"uniform"``).
-* **One model per group** (k-FED + FedAvg): the training rows are cut into *segments*, each
-  with a fixed group (``segment_group``) and the device that holds it
-  (``segment_device``); a selected device trains the model of each of its segments' groups
-  on that segment and sends each back (k' = 2: two models), and each group's model is the
-  average of its segments' results.
-* **IFCA** (Ghosh et al., 2020, as k-FED describes it, l.242): ``n_models`` models; each round
-  every selected device receives all of them, takes the one with the lowest loss on its
-  data (estimated on ``loss_rows`` rows drawn with replacement; Ghosh et al. use all local
-  rows), trains it and sends it back with the chosen index; each model is averaged over the
-  devices that chose it. The *identity accuracy* of a round is the matching accuracy of
-  those choices against ``true_group`` (the device's real cluster), logged every round as
-  ``round_identity_accuracy``.
-
-  From one random start, IFCA with few devices a round can collapse: the model that happens
-  to fit every device best early is chosen by all, trained on all clusters, and stays the
-  best for all (k-FED's Table 2 at Z = 200 once ended with 2 of its 4 models in use).
-  Ghosh et al.'s public code starts from one PyTorch default initialisation and trains every
-  device every round; ``restarts`` runs several random starts side by side for
-  ``restart_rounds`` rounds and keeps the one with the lowest IFCA objective (every device's
-  loss under its best model): a collapsed start fits the devices of the clusters its models
-  missed worse, so the objective prefers the starts whose models split the clusters. The
-  choice uses no cluster labels.
-
-The ledger counts every model sent in floats (the parameters of one copy), every loss query
-of pow-d (model down, one float up), IFCA's chosen index as an integer, and one round per
-round (the starts of IFCA's restarts run side by side, one round per round, plus the round
-that scores them).
+One :class:`FederatedTrainer` runs every method of k-FED's applications (Sec. 4.2.2): FedAvg
+(one model), one model per k-FED group (each device trains the model of each of its
+segments' groups) and IFCA (every device takes the model with the lowest loss on its rows),
+with the rounds, devices and communication booked in the shared ledger. How each method
+trains and aggregates, IFCA's restarts and what the ledger counts: ``docs/algorithms.md``
+(Federated training).
 """
 
 from __future__ import annotations

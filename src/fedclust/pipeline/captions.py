@@ -1,35 +1,10 @@
 """Report captions: Jinja templates beside the workflow, rendered from the run's config.
 
 Every caption of the report (each figure's, and those of the tables a paper's own rules put in
-it) is a Jinja template under ``workflow/report/captions/`` (:data:`CAPTIONS`); the paper
-modules only declare which template a figure or table uses and compute what it needs
-(:class:`~fedclust.pipeline.declarations.Figure`'s ``caption`` and ``caption_context``).
-
-Conventions of the folder:
-
-* ``<paper>/<figure name>.rst`` is a figure's caption, the ``{dataset}`` field of a per-data-set
-  figure written ``dataset`` (``kfed/fig5_separation_dataset.rst`` is every
-  ``kfed_fig5_separation_<data set>`` figure's). Figures that differ only in a plot option share
-  one template named after what they share (``coreset/fig2_dataset.rst`` for ``fig2_{dataset}``
-  and ``fig2_bytes_{dataset}``; ``comparison/pareto.rst``); a report table's caption is named
-  after the table (``kfed/table1.rst``).
-* ``<paper>/_macros.rst`` holds the fragments a paper's captions share, as Jinja macros; a file
-  starting with ``_`` is imported by templates, never rendered alone.
-* A template sees the whole ``config``, the ``dataset`` of a per-data-set figure (None
-  otherwise), the paper's ``citation``, the figure's plot ``options``, ``titles`` (every data
-  set's title, :func:`fedclust.pipeline.data.title_of`) and whatever its figure's
-  ``caption_context`` computes. An undefined name is an error, not an empty string.
-* A Python format spec is the ``formatted`` filter: ``{{ x | formatted("g") }}`` is
-  ``f"{x:g}"``.
-* ``cfg.runs`` reads key ``runs`` where the dict has no such method; a key named like a dict's
-  method (``items``, ``values``, ``keys``, ``get``) is ``cfg["values"]``, which is only ever the
-  key (an error where there is none, never the method).
-* Any run of whitespace renders as one space, so templates are wrapped for reading and a
-  caption is one line; ``{%- ... -%}`` joins pieces with no space between them.
-
-The templates are part of the workflow, not of the package: :data:`CAPTIONS` is found from this
-file's place in ``src/fedclust/pipeline/``, so the package renders captions when installed from
-a checkout (editable, as the README installs it), not from a wheel.
+it) is a Jinja template under ``workflow/report/captions/`` (:data:`CAPTIONS`, found from this
+file's place in a checkout); the paper modules only declare which template a figure or table
+uses and compute what it needs (:class:`~fedclust.pipeline.declarations.Figure`'s ``caption``
+and ``caption_context``). The folder's conventions: ``docs/library.md`` (Caption templates).
 """
 
 from __future__ import annotations

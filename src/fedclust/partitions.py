@@ -1,27 +1,14 @@
 """Every way the pipeline assigns rows to devices, in one module.
 
 Each partitioner returns ``devices``, one device id per row (what every estimator's
-``fit(X, devices=...)`` takes and :meth:`fedclust.federation.Federation.from_devices` sorts):
-
-* :func:`iid_partition` -- uniformly at random, sizes within one;
-* :func:`structured_partition` -- k-FED's Table 1: groups of ``k'`` clusters, each over ``m0``
-  devices of its own;
-* :func:`subset_partition` -- k-FED's Figs 2-3: ``Z`` devices, each a random subset of at most
-  ``k'`` clusters;
-* :func:`site_weight_partition` -- Balcan, Ehrlich & Liang's (2013, Sec. 5) site weightings of
-  a graph's nodes (:data:`SITE_WEIGHT_SCHEMES`);
-* :func:`mix_partition` -- a fraction of a (natural) partition's rows moved to random devices:
-  natural (0) to IID (1);
-* :func:`every_pair_partition` -- rotated MNIST's devices each holding one of the six pairs of
-  rotations (k-FED's Table 2, ``pairing: every_pair``);
-* :func:`powerlaw_class_partition` -- k-FED's FEMNIST partition for Fig 4 (App. B.1), built the
-  way FedProx (Li et al., 2020b) builds its power-law MNIST.
-
-Natural partitions (FEMNIST's writers, Shakespeare's roles, Postures' users) come with the data
-(``fedclust.experiments.datasets``); rotated MNIST's rotations are grouped by
-:func:`structured_partition` or :func:`every_pair_partition`
-(``fedclust.experiments.kfed_applications``). :func:`partition_devices` resolves the names the
-comparison's config uses.
+``fit(X, devices=...)`` takes): :func:`iid_partition` (uniformly at random),
+:func:`structured_partition` (k-FED's Table 1: groups of ``k'`` clusters over ``m0`` devices
+each), :func:`subset_partition` (k-FED's Figs 2-3: random subsets of ``k'`` clusters),
+:func:`site_weight_partition` (Balcan et al.'s Sec. 5 site weightings of a graph's nodes),
+:func:`mix_partition` (natural to IID), :func:`every_pair_partition` (k-FED's Table 2
+rotations) and :func:`powerlaw_class_partition` (k-FED's FEMNIST for Fig 4, FedProx's power
+law). Natural partitions come with the data (``fedclust.experiments.datasets``);
+:func:`partition_devices` resolves the names the comparison's config uses.
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """The contract every federated clustering estimator follows.
 
-Every estimator subclasses :class:`FederatedClusteringMixin`: scikit-learn conventions
-(``get_params``/``set_params``/``clone`` through ``BaseEstimator``, a clusterer for
-``sklearn.base.is_clusterer``, parameters validated in ``fit``, nothing computed in
-``__init__``, fitted attributes ending in ``_``) and the project's federated convention
-``fit(X, y=None, *, devices=None, sample_weight=None)`` (``y`` ignored, as scikit-learn's
-``KMeans`` ignores it; ``devices`` a keyword, routed as metadata). The mixin's ``fit``
-validates the input, builds the
+Every estimator subclasses :class:`FederatedClusteringMixin`: scikit-learn's conventions
+(parameters validated in ``fit``, nothing computed in ``__init__``, fitted attributes ending in
+``_``) plus ``fit(X, y=None, *, devices=None, sample_weight=None)``, ``devices`` a keyword
+routed as metadata. The mixin's ``fit`` validates the input, builds the
 :class:`~fedclust.federation.Federation` and the :class:`~fedclust.communication.Communication`
 ledger, draws from a generator that never consumes the caller's, calls the estimator's
-``_fit`` and sets what every estimator exposes:
-
-* ``cluster_centers_`` -- ndarray of shape (n_clusters, n_features)
-* ``labels_`` -- the cluster of every training row, in the input order; equal to
-  ``predict(X)`` unless the estimator documents otherwise (``_labels_are_nearest_center``)
-* ``inertia_`` -- the (weighted) cost of the training rows under ``labels_``: the k-means cost,
-  unless the estimator minimizes another objective and overrides ``_cost`` (e.g.
-  ``DistributedCoreset(objective="kmedian")``: the k-median cost); ``score`` is the
-  negative of the same cost
-* ``n_iter_`` -- the estimator's iterations (documented per estimator)
-* ``n_features_in_``
-* ``communication_`` -- the ledger (``rounds``, ``floats_up``, ``floats_down``, ... and the
-  totals per message kind and per edge), totals over the whole fit
-* ``history_`` -- estimators that run rounds (``_reports_rounds``) only: one row per round
-  ``t = 1..T`` in the shape of :func:`fedclust.rounds.round_history` (``round``,
-  ``aggregated``, ``participants``, then the estimator's own columns); a one-shot estimator's
-  single exchange is all in ``communication_``
-
-``tests/test_common.py`` checks all of this for every estimator in one list.
+``_fit`` and sets what every estimator exposes (``cluster_centers_``, ``labels_``, equal to
+``predict(X)`` unless ``_labels_are_nearest_center`` says otherwise, ``inertia_``, ``n_iter_``,
+``converged_``, ``n_features_in_``, ``communication_``, and ``history_`` on estimators that run
+rounds); ``tests/test_common.py`` checks all of it for every estimator. The shared pieces of
+several estimators live here too: :func:`lloyd_rounds`, :func:`data_tolerance`,
+:func:`warn_not_converged`.
 """
 
 from __future__ import annotations

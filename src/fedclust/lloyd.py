@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import threadpoolctl
-from numba import njit, prange
 from scipy.spatial.distance import cdist
 from threadpoolctl import LibController, ThreadpoolController
 
+from ._jit import njit, prange
 from ._validation import check_choice
 from .federation import Federation
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import njit, prange
 
+from ._jit import njit, prange
 from ._validation import check_choice, check_random_state, check_sample_weight
 from .communication import SERVER, Communication
 from .federation import Federation

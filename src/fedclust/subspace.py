@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import types
 from numba.extending import get_cython_function_address, intrinsic
 
+from ._jit import njit, prange
 from ._validation import check_random_state
 from .federation import Federation
 from .lloyd import _DIRECT_MAX_K, _direct_dots, _single_threaded_blas

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import njit, prange
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from .._jit import njit, prange
 from .._validation import (
     check_devices,
     check_random_state,

@@ -111,7 +111,7 @@ def test_unknown_key_is_named_with_its_path_and_the_allowed_keys():
     message = str(error.value)
     assert "unknown config key 'kfed.table1.sepration' (did you mean 'separation'?)" in message
     assert "allowed keys under 'kfed.table1':" in message and "runs" in message
-    assert len(message.splitlines()) <= 4
+    assert len(message.splitlines()) <= 2
 
 
 @pytest.mark.parametrize("path, value, expected", [
@@ -129,7 +129,7 @@ def test_bad_values_are_named_in_a_few_lines(path, value, expected):
     node[path[-1]] = value
     with pytest.raises(ConfigError, match=expected) as error:
         validate_config(config, SCHEMA)
-    assert len(str(error.value).splitlines()) <= 4
+    assert len(str(error.value).splitlines()) <= 2
 
 
 def test_missing_required_key_is_named():
@@ -297,7 +297,7 @@ def test_malformed_configs_stop_before_any_job_naming_the_key(edit, message):
         validate_config(config, SCHEMA)
     text = str(error.value)
     assert f"config key {message}" in text, text
-    assert len(text.splitlines()) <= 4
+    assert len(text.splitlines()) <= 2
 
 
 def test_enough_malformed_configs_are_checked():

@@ -91,6 +91,24 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
              callback) -> None:  # pragma: no cover - every estimator overrides it
         raise NotImplementedError
 
+    def _refine_by_lloyd(self, federation: Federation, comm: Communication,
+                         max_iter: int) -> bool:
+        """Lloyd rounds over the federation from ``cluster_centers_`` (a one-shot
+        estimator's refinement, at most ``max_iter``, stopped by the estimator's ``tol``): the
+        centers and labels become Lloyd's, ``n_iter_refine_`` its updates and the ledger notes
+        ``refine_rounds``. ``max_iter=0``: nothing. Returns whether ``tol`` held."""
+        self.n_iter_refine_ = 0
+        if not max_iter:
+            return True
+        tol = data_tolerance(federation, self.tol, comm)
+        result, rounds = lloyd_rounds(federation, self.cluster_centers_, max_iter=max_iter,
+                                      tol=tol, comm=comm)
+        comm.note("refine_rounds", rounds)
+        self.cluster_centers_ = result.centers
+        self.labels_ = federation.to_original_order(result.labels)
+        self.n_iter_refine_ = result.n_iter
+        return bool(result.converged)
+
     def _cost(self, X, centers, labels=None, sample_weight=None) -> float:
         """The (weighted) cost of the rows ``X`` under ``centers``, each row at its center in
         ``labels`` (None: its nearest center): ``inertia_`` on the training rows (already

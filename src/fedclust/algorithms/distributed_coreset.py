@@ -33,8 +33,6 @@ from ._base import (
     POSITIVE_INT,
     TOL,
     FederatedClusteringMixin,
-    data_tolerance,
-    lloyd_rounds,
     warn_not_converged,
 )
 
@@ -210,21 +208,13 @@ class DistributedCoreset(FederatedClusteringMixin):
                              seeding="greedy" if greedy else "kmeans++")
         self.cluster_centers_ = result.centers.astype(federation.X.dtype, copy=False)
         self.n_iter_ = result.n_iter
-        self.n_iter_refine_ = 0
         refine_max_iter = self._refine_max_iter(federation.network)
-        if refine_max_iter:
-            rows_tol = data_tolerance(federation, self.tol, comm)
-            refined, rounds = lloyd_rounds(federation, self.cluster_centers_,
-                                           max_iter=refine_max_iter, tol=rows_tol, comm=comm)
-            comm.note("refine_rounds", rounds)
-            self.cluster_centers_ = refined.centers
-            self.labels_ = federation.to_original_order(refined.labels)
-            self.n_iter_refine_ = refined.n_iter
-        else:
+        refined = self._refine_by_lloyd(federation, comm, refine_max_iter)
+        if not refine_max_iter:
             self.labels_ = federation.to_original_order(assign(federation.X,
                                                                self.cluster_centers_)[0])
         # refined, the centers are Lloyd's on the rows: the solve's own end no longer matters
-        self.converged_ = bool(refined.converged if refine_max_iter else result.converged)
+        self.converged_ = refined if refine_max_iter else bool(result.converged)
         if refine_max_iter and not self.converged_:
             warn_not_converged(self, "refine_max_iter", refine_max_iter,
                                "DistributedCoreset's refinement")

@@ -53,8 +53,6 @@ from ._base import (
     POSITIVE_INT,
     TOL,
     FederatedClusteringMixin,
-    data_tolerance,
-    lloyd_rounds,
     warn_not_converged,
 )
 
@@ -965,7 +963,7 @@ class KFed(FederatedClusteringMixin):
             # weighted points); its rows take the nearest global center, as predict would
             induced[unplaced] = assign(federation.X[unplaced], self.cluster_centers_)[0]
         self.labels_ = federation.to_original_order(induced)
-        refined = self._refine(federation, comm)
+        refined = self._refine_by_lloyd(federation, comm, self.refine_max_iter)
 
         self.device_clusters_ = per_device
         self.local_centers_ = centers
@@ -986,21 +984,6 @@ class KFed(FederatedClusteringMixin):
                                "KFed's refinement")
         self._record_communication(comm, federation.n_features, federation.weights is not None,
                                    device_of_center, participating)
-
-    def _refine(self, federation, comm) -> bool:
-        """Lloyd rounds over the federation from the global centers (``refine_max_iter``):
-        the centers and labels become Lloyd's; returns whether ``tol`` held."""
-        self.n_iter_refine_ = 0
-        if not self.refine_max_iter:
-            return True
-        tol = data_tolerance(federation, self.tol, comm)
-        result, rounds = lloyd_rounds(federation, self.cluster_centers_,
-                                      max_iter=self.refine_max_iter, tol=tol, comm=comm)
-        comm.note("refine_rounds", rounds)
-        self.cluster_centers_ = result.centers
-        self.labels_ = federation.to_original_order(result.labels)
-        self.n_iter_refine_ = result.n_iter
-        return bool(result.converged)
 
     def _record_communication(self, comm, n_features, weighted, device_of_center,
                               participating):

@@ -69,17 +69,19 @@ def rebuild_keeping_dates(recorded: dict, *, snakefile, config: dict, cores,
         done = subprocess.run(command, env={**os.environ, REBUILDING: "1"}, cwd=workdir)
     finally:
         settings.unlink(missing_ok=True)
+    restored = set()
     for path, (sha, written) in recorded.items():
-        path = workdir / path
-        if path.is_file() and path.stat().st_mtime_ns != written and sha256_of(path) == sha:
-            os.utime(path, ns=(written, written))
+        made = workdir / path
+        if made.is_file() and made.stat().st_mtime_ns != written and sha256_of(made) == sha:
+            os.utime(made, ns=(written, written))
+            restored.add(path)
     lines = []
     for path in removed:
         if not (workdir / path).is_file():
             lines.append(f"{path}: not made again before the run (that Snakemake exited "
                          f"{done.returncode}, its log above); this run makes it, and what "
                          f"reads it")
-        elif sha256_of(workdir / path) == recorded.get(path, ("",))[0]:
+        elif path in restored:
             lines.append(f"{path}: made again with the bytes it was written with; its date "
                          f"kept, so nothing made from it reruns")
         else:

@@ -9,8 +9,8 @@
 # workflow/profiles/default by itself (it looks for profiles/default beside the Snakefile: the
 # link profiles -> workflow/profiles). Outputs land in results/ (tidy CSV tables, logs) and
 # figures/ (PNG + PDF); downloaded data in data/. What each paper produces (figures, gathered
-# tables, claims) is declared once in the library, fedclust.pipeline; the rules
-# (workflow/rules/) and scripts (workflow/scripts/) stay thin.
+# tables, claims, rules) lives in its folder, src/fedclust/papers/<paper>/; the generic rules
+# (workflow/rules/) and the scripts (workflow/scripts/) stay thin.
 
 import os
 import sys
@@ -113,11 +113,11 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/input_functions.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/kfed.smk"
-include: "workflow/rules/localkmeans.smk"
-include: "workflow/rules/coreset.smk"
-include: "workflow/rules/fedkmeans.smk"
-include: "workflow/rules/comparison.smk"
+include: "src/fedclust/papers/kfed/rules.smk"
+include: "src/fedclust/papers/localkmeans/rules.smk"
+include: "src/fedclust/papers/coreset/rules.smk"
+include: "src/fedclust/papers/fedkmeans/rules.smk"
+include: "src/fedclust/papers/comparison/rules.smk"
 include: "workflow/rules/runtime.smk"
 include: "workflow/rules/report.smk"
 

@@ -1,10 +1,10 @@
 """What a user would pick instead on one machine: faiss, scikit-learn-intelex and scikit-learn
 beside our Lloyd kernel and the distributed coreset, on the mixture of YearPredictionMSD's shape.
 
-On ``fedclust.experiments.coreset.make_msd_mixture`` (515,345 x 90, k = 50 by default; float32,
-as the pipeline reads it), every Lloyd implementation starts from the same k-means++ centers
-(``fedclust.seeding.kmeans_plusplus``, one seed) and runs ``--iterations`` iterations without a
-tolerance, so that a time per iteration compares like with like:
+On ``fedclust.papers.coreset.experiments.make_msd_mixture`` (515,345 x 90, k = 50 by default;
+float32, as the pipeline reads it), every Lloyd implementation starts from the same k-means++
+centers (``fedclust.seeding.kmeans_plusplus``, one seed) and runs ``--iterations`` iterations
+without a tolerance, so that a time per iteration compares like with like:
 
 * ``fedclust.lloyd.lloyd`` (our kernel; it stops early only if no label changes),
 * scikit-learn's ``KMeans(init=..., n_init=1, tol=0, algorithm="lloyd")``,
@@ -47,9 +47,9 @@ from bench_kernel import best_of, machine  # noqa: E402
 
 from fedclust import DistributedCoreset  # noqa: E402
 from fedclust.centralized import best_kmeans  # noqa: E402
-from fedclust.experiments.coreset import make_msd_mixture  # noqa: E402
 from fedclust.lloyd import lloyd  # noqa: E402
 from fedclust.metrics import kmeans_cost  # noqa: E402
+from fedclust.papers.coreset.experiments import make_msd_mixture  # noqa: E402
 from fedclust.seeding import kmeans_plusplus  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -1,7 +1,8 @@
 """Distributed coreset (Balcan et al. 2013) against scikit-learn's KMeans on the full data.
 
-On the mixture of YearPredictionMSD's shape (``fedclust.experiments.coreset.make_msd_mixture``;
-the paper's 515,345 x 90 and k = 50 by default) split uniformly over 100 sites, times
+On the mixture of YearPredictionMSD's shape
+(``fedclust.papers.coreset.experiments.make_msd_mixture``; the paper's 515,345 x 90 and k = 50
+by default) split uniformly over 100 sites, times
 
 * the coreset construction (local solutions on every site, shares, sampling) and the weighted
   solve on the coreset (``DistributedCoreset`` with a star, ``n_init`` restarts), and
@@ -33,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import machine  # noqa: E402
 
 from fedclust import DistributedCoreset  # noqa: E402
-from fedclust.experiments.coreset import make_msd_mixture  # noqa: E402
 from fedclust.metrics import kmeans_cost  # noqa: E402
+from fedclust.papers.coreset.experiments import make_msd_mixture  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 

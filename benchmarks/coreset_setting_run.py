@@ -34,8 +34,8 @@ OUT = REPO / "benchmarks" / "results"
 CHILD = r"""
 import inspect, json, sys, time, yaml
 import numpy as np, pandas as pd
-from fedclust.experiments import coreset as ce
-from fedclust.pipeline.coreset import job_settings
+from fedclust.papers.coreset import experiments as ce
+from fedclust.papers.coreset.declare import job_settings
 config = yaml.safe_load(open(sys.argv[1]))
 settings = job_settings(config, "msd_mixture")
 X, _, _ = ce.load_data("msd_mixture", None, settings, base_seed=config["seed"])

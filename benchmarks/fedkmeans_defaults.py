@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import machine  # noqa: E402
 
 from fedclust import FederatedKMeans  # noqa: E402
-from fedclust.experiments.federated_kmeans import make_client_gaussians  # noqa: E402
+from fedclust.papers.fedkmeans.experiments import make_client_gaussians  # noqa: E402
 from fedclust.partitions import structured_partition  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -30,7 +30,7 @@ OUT = REPO / "benchmarks" / "results"
 # in a child process per tree, so that each imports its own fedclust
 CHILD = r"""
 import hashlib, json, sys, time, yaml
-from fedclust.experiments.federated_kmeans import sweep_runs
+from fedclust.papers.fedkmeans.experiments import sweep_runs
 config = yaml.safe_load(open(sys.argv[1]))
 settings = config["fedkmeans"]
 spec = settings["sweeps"][sys.argv[2]]

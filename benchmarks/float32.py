@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import machine  # noqa: E402
 
 from fedclust import KFed, LocalKMeans, iid_partition  # noqa: E402
-from fedclust.experiments.datasets import read_prepared  # noqa: E402
+from fedclust.data.prepared import read_prepared  # noqa: E402
 from fedclust.metrics import clustering_accuracy, kmeans_cost  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -3,7 +3,7 @@
 Measured in one call, on one machine (its CPU with every core torch uses, and its GPU):
 
 * **Table 2, per round** (``table2_rounds``): every cell and run of the paper profile's Table 2
-  trained together (:func:`fedclust.experiments.kfed_applications.table2_cells`), timed over
+  trained together (:func:`fedclust.papers.kfed.applications.table2_cells`), timed over
   the rounds only (the rotated data and k-FED's one-shot clusterings are built once and shared
   by both devices), in its two phases: the first rounds, while IFCA's 48 random starts run
   side by side, and the rounds after them (IFCA with one start). The GPU's phase-2 rounds
@@ -49,9 +49,9 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fedclust.data.mnist import load_mnist  # noqa: E402
-from fedclust.experiments import kfed_applications  # noqa: E402
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
-from fedclust.pipeline import kfed as kfed_pipeline  # noqa: E402
+from fedclust.papers.kfed import applications as kfed_applications  # noqa: E402
+from fedclust.papers.kfed import declare as kfed_pipeline  # noqa: E402
 
 PARTS = ("table2_rounds", "table2_full", "embed")
 #: The accelerator; ``--smoke`` on a machine without one checks this script on the CPU.

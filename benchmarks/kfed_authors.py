@@ -45,7 +45,7 @@ Data sets (``k' = 2`` unless stated):
   per cluster; :func:`fedclust.data.make_separated_mixture`) and ``fig1-c0.1``, the same at
   c = 0.1, a point of Fig 1's sweep;
 * ``mnist``, ``femnist``, ``shakespeare``: the features the pipeline prepares
-  (:mod:`fedclust.experiments.datasets`, read from the offline mirror; MNIST 10,000 images,
+  (:mod:`fedclust.data.prepared`, read from the offline mirror; MNIST 10,000 images,
   FEMNIST 100 writers, Shakespeare 109 roles with at most 200 windows each), oracle ``k = 10``
   (the optimum's clustering), 100 devices each holding 2 oracle clusters (the partition of
   Figs 2-3, :func:`fedclust.partitions.subset_partition`); ``femnist-writers`` and
@@ -153,7 +153,7 @@ def load(name, mirror):
         return (mix.X, devices, 16, 4, f"Gaussian mixture d = 100, k = 16, k' = 4, m0 = 5, "
                 f"c = {c:g}, 200 points per cluster, {len(np.unique(devices))} devices", opt)
     from fedclust.data.femnist import leaf_femnist_dirs
-    from fedclust.experiments.datasets import prepare_femnist, prepare_mnist, prepare_shakespeare
+    from fedclust.data.prepared import prepare_femnist, prepare_mnist, prepare_shakespeare
     source, partition = REAL[name]
     if source == "mnist":
         data = prepare_mnist(Path(mirror) / "mnist", max_samples=10000, seed=0)

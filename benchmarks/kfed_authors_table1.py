@@ -5,11 +5,11 @@
 Table 1 of Dennis, Li & Smith (ICML 2021) prints k-FED's accuracy on five Gaussian mixtures
 (``d``, ``k``) with ``k' = sqrt(k)``, ``m0 = 5``, ``c = 100``, mean ± std over 10 runs. Every
 run here is one run of the pipeline's Table 1 experiment: the same seed
-(:func:`fedclust.experiments.kfed_synthetic.mixture_run_seed` with the config's ``seed`` and
+(:func:`fedclust.papers.kfed.synthetic.mixture_run_seed` with the config's ``seed`` and
 settings), hence the same mixture and structured partition
-(:func:`~fedclust.experiments.kfed_synthetic.mixture_federation`). On it run
+(:func:`~fedclust.papers.kfed.synthetic.mixture_federation`). On it run
 
-* ``ours``: :func:`~fedclust.experiments.kfed_synthetic.mixture_trial` with the config's
+* ``ours``: :func:`~fedclust.papers.kfed.synthetic.mixture_trial` with the config's
   settings, the pipeline's number for that run;
 * ``authors``: ``fkms.algorithms.kfed`` imported from ``--authors-path`` (a checkout of
   github.com/metastableB/kfed outside the repository), the devices in the order of their ids,
@@ -18,8 +18,8 @@ settings), hence the same mixture and structured partition
 
 Both are scored by :func:`fedclust.metrics.clustering_accuracy` against the planted labels.
 Writes ``benchmarks/results/kfed_authors_table1.{csv,md}``; the pipeline's k-FED claims read the
-CSV (``fedclust.pipeline.kfed.AUTHORS_TABLE1``) and put the authors' mean beside the paper's and
-ours in a ``reported`` row per Table 1 row.
+CSV (``fedclust.papers.kfed.declare.AUTHORS_TABLE1``) and put the authors' mean beside the
+paper's and ours in a ``reported`` row per Table 1 row.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import machine  # noqa: E402
 from kfed_authors import authors_run  # noqa: E402
 
-from fedclust.experiments.kfed_synthetic import (  # noqa: E402
+from fedclust.metrics import clustering_accuracy  # noqa: E402
+from fedclust.papers.kfed.synthetic import (  # noqa: E402
     device_clusters_for,
     mixture_federation,
     mixture_run_seed,
     mixture_trial,
 )
-from fedclust.metrics import clustering_accuracy  # noqa: E402
 
 
 def table1_settings(config_path: Path) -> tuple[int, dict]:

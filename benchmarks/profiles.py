@@ -49,6 +49,8 @@ from bench_kernel import machine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO / "src"))
+from fedclust.papers.fedkmeans.declare import AUTHORS_TABLE as FEDKMEANS_AUTHORS  # noqa: E402
+from fedclust.papers.kfed.declare import AUTHORS_TABLE1 as KFED_AUTHORS_TABLE1  # noqa: E402
 from fedclust.pipeline.benchmarks import (  # noqa: E402
     SUMMARY_CSV,
     format_mb,
@@ -56,8 +58,6 @@ from fedclust.pipeline.benchmarks import (  # noqa: E402
     render_summary,
     replace_measured_block,
 )
-from fedclust.pipeline.fedkmeans import AUTHORS_TABLE as FEDKMEANS_AUTHORS  # noqa: E402
-from fedclust.pipeline.kfed import AUTHORS_TABLE1 as KFED_AUTHORS_TABLE1  # noqa: E402
 from fedclust.pipeline.publish import mark_stale, publish_report  # noqa: E402
 
 

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fedclust.claims.kfed import (
+from fedclust.papers.kfed.claims import (
     claims,
     fig1_claims,
     fig2_claims,
@@ -256,7 +256,7 @@ def test_fig4_area_and_variance_claims():
 def test_setup_stand_ins_name_the_models_and_pairing_the_paper_does_not_use():
     import yaml
 
-    from fedclust.claims.kfed import setup_stand_ins
+    from fedclust.papers.kfed.claims import setup_stand_ins
     from fedclust.reproduction import name_stand_ins
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.claims.localkmeans import (
+from fedclust.papers.localkmeans.claims import (
     claims,
     fig1_claims,
     fig4_claims,

@@ -53,7 +53,7 @@ def test_the_rules_environment_is_the_root_environment_file():
     env = REPO / "workflow" / "envs" / "fedclust.yaml"
     assert env.is_symlink() and env.resolve() == (REPO / "environment.yml").resolve()
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    assert 'ENV = "../envs/fedclust.yaml"' in common
+    assert 'ENV = str(WORKFLOW / "envs" / "fedclust.yaml")' in common
 
 
 def test_the_lock_pins_every_requirement_at_its_version_with_a_hash():

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.experiments.comparison import (
+from fedclust.io import SKIPPED
+from fedclust.papers.comparison.experiments import (
     ALGORITHMS,
     compare_setting,
     heterogeneity_sweep,
     load_data,
 )
-from fedclust.io import SKIPPED
 from fedclust.partitions import partition_devices
 
 K = 3
@@ -57,13 +57,13 @@ def test_a_family_added_to_the_comparison_is_drawn_without_editing_the_plots(str
     six the figures know, in all three figures."""
     import matplotlib.pyplot as plt
 
-    from fedclust.plots.comparison import plot_dropout, plot_heterogeneity, plot_pareto
+    from fedclust.papers.comparison.figures import dropout, heterogeneity, pareto_bytes
 
     _, table = structured
     added = table[table.algorithm == "kfed"].assign(algorithm="my_algorithm", variant="v1")
     table = pd.concat([table, added])
     mixed = table.assign(partition="mix=0.5")
-    for fig in (plot_pareto(table), plot_dropout(table), plot_heterogeneity(mixed)):
+    for fig in (pareto_bytes(table, x="bytes"), dropout(table), heterogeneity(mixed)):
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert labels[-1] == "my_algorithm v1" and len(labels) == 8
         plt.close(fig)
@@ -179,8 +179,13 @@ def test_the_mixture_is_drawn_and_subsampled_by_named_seeds():
 
 
 def test_figures_and_claims_are_drawn_from_the_table(structured):
-    from fedclust.claims.comparison import claims
-    from fedclust.plots.comparison import pareto_front, plot_dropout, plot_pareto
+    from fedclust.papers.comparison.claims import claims
+    from fedclust.papers.comparison.figures import (
+        dropout,
+        pareto_bytes,
+        pareto_front,
+        pareto_rounds,
+    )
     from fedclust.reproduction import load_targets
 
     from .conftest import REPO
@@ -189,8 +194,8 @@ def test_figures_and_claims_are_drawn_from_the_table(structured):
     table = pd.concat([table, table.assign(partition="iid")])
     import matplotlib.pyplot as plt
 
-    for fig in (plot_pareto(table, x="bytes"), plot_pareto(table, x="rounds"),
-                plot_dropout(table)):
+    for fig in (pareto_bytes(table, x="bytes"), pareto_rounds(table, x="rounds"),
+                dropout(table)):
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert len(labels) == 7 and "k-FED k'=2" in labels and "coreset Erdős–Rényi" in labels
         plt.close(fig)
@@ -211,8 +216,8 @@ def test_figures_and_claims_are_drawn_from_the_table(structured):
 
 def test_the_bars_span_the_runs_from_best_to_worst():
     # a bimodal cost ratio (one run merged two clusters): mean +- std would reach below 0
-    from fedclust.plots.comparison import plot_pareto
-    from fedclust.summaries.comparison import comparison_stats
+    from fedclust.papers.comparison.figures import pareto_bytes
+    from fedclust.papers.comparison.summaries import comparison_stats
 
     rows = [dict(dataset="m", data_title="m", partition="iid", n_devices=4, n_clusters=2,
                  algorithm="kfed", variant="k'=2", dropout=0.0, run=run, seed=run,
@@ -225,7 +230,7 @@ def test_the_bars_span_the_runs_from_best_to_worst():
     assert (stats.cost_ratio_min, stats.cost_ratio, stats.cost_ratio_max) == \
         pytest.approx((1.0, 32 / 3, 30.0))
     assert stats.cost_ratio - stats.cost_ratio_std < 0 and stats.runs == 3
-    fig = plot_pareto(table, x="bytes")
+    fig = pareto_bytes(table, x="bytes")
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"       # 30 / 1 spans more than a factor 5
     (low, high), = (seg[:, 1] for seg in ax.collections[0].get_segments())

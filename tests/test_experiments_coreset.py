@@ -4,14 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.claims.coreset import (
+from fedclust.coreset import theoretical_coreset_size
+from fedclust.metrics import kmeans_cost, kmedian_cost
+from fedclust.papers.coreset.claims import (
     communication_for,
     graph_claims,
     ratio_at,
     tree_claims,
 )
-from fedclust.coreset import theoretical_coreset_size
-from fedclust.experiments.coreset import (
+from fedclust.papers.coreset.experiments import (
     SETTING_IDS,
     baseline_runs,
     global_cost,
@@ -20,10 +21,9 @@ from fedclust.experiments.coreset import (
     n_clusters_of,
     setting_runs,
 )
-from fedclust.metrics import kmeans_cost, kmedian_cost
-from fedclust.plots.coreset import plot_cost_vs_communication, plot_diameter
+from fedclust.papers.coreset.figures import diameter, fig2, fig3
+from fedclust.papers.coreset.summaries import wide_runs
 from fedclust.reproduction import load_targets
-from fedclust.summaries.coreset import wide_runs
 
 SETTINGS = {"coreset_sizes": [60, 240], "zhang_coreset_sizes": [240], "n_init": 2,
             "max_iter": 50, "local_max_iter": 5, "erdos_renyi_p": 0.5, "attachment_links": 2,
@@ -296,19 +296,18 @@ def test_figures_have_one_panel_per_graph_and_partition():
     X = blobs(600)
     tables = [run(X, graph=g, partition=p, runs=1).assign(data_title="toy blobs")
               for g in ("grid", "erdos_renyi") for p in ("uniform", "degree")]
-    fig = plot_cost_vs_communication(*tables, network="tree",
-                                     algorithms=("distributed", "zhang"))
+    fig = fig3(*tables, network="tree", algorithms=("distributed", "zhang"))
     assert len(fig.axes) == 4
     assert " ".join(fig.axes[0].get_title().split()) == "spanning tree of Erdős–Rényi, uniform"
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert labels == ["distributed coreset", "Zhang et al."]
     assert fig.axes[0].get_xscale() == "log"
     assert fig._suptitle.get_text().startswith("toy blobs: k-means, 9 sites, 1 runs")
-    diameter = plot_diameter(*tables[:2])
-    assert [ax.get_ylabel() for ax in diameter.axes] == [
+    drawn = diameter(*tables[:2])
+    assert [ax.get_ylabel() for ax in drawn.axes] == [
         "cost / cost of Lloyd on the global data", "points transmitted"]
     with pytest.raises(ValueError, match="no runs"):
-        plot_cost_vs_communication(tables[0], algorithms=("nothing",))
+        fig2(tables[0], network="graph", algorithms=("nothing",))
 
 
 def test_job_settings_do_not_change_when_other_jobs_are_added():
@@ -316,8 +315,8 @@ def test_job_settings_do_not_change_when_other_jobs_are_added():
 
     import yaml
 
+    from fedclust.papers.coreset.declare import job_settings
     from fedclust.pipeline.config import validate_config
-    from fedclust.pipeline.coreset import job_settings
 
     from .conftest import REPO
 
@@ -344,7 +343,7 @@ def test_job_settings_do_not_change_when_other_jobs_are_added():
 
 
 def test_setting_parts_chunk_the_runs_in_run_order():
-    from fedclust.pipeline.coreset import baseline_parts, run_chunks, setting_parts
+    from fedclust.papers.coreset.declare import baseline_parts, run_chunks, setting_parts
 
     assert run_chunks(30, 10) == [(0, 9), (10, 19), (20, 29)]
     assert run_chunks(5, 10) == [(0, 4)]

@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from fedclust.experiments import datasets
-from fedclust.experiments.datasets import (
+from fedclust.data import prepared as datasets
+from fedclust.data.prepared import (
     PreparedData,
     prepare_femnist,
     prepare_mnist,

@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fedclust.claims.fedkmeans import claims, sweep_means
-from fedclust.experiments.federated_kmeans import (
+from fedclust.lloyd import lloyd
+from fedclust.metrics import davies_bouldin_centers, mean_distance
+from fedclust.papers.fedkmeans.claims import claims, sweep_means
+from fedclust.papers.fedkmeans.experiments import (
     central_estimator,
     client_data,
     estimator_for,
@@ -14,9 +16,7 @@ from fedclust.experiments.federated_kmeans import (
     progress_runs,
     sweep_runs,
 )
-from fedclust.lloyd import lloyd
-from fedclust.metrics import davies_bouldin_centers, mean_distance
-from fedclust.plots.fedkmeans import plot_progress, plot_sweep
+from fedclust.papers.fedkmeans.figures import progress, sweep
 from fedclust.reproduction import load_targets
 
 from .conftest import REPO
@@ -127,11 +127,11 @@ def test_progress_table_and_figures():
     # the gather rule's contract: tidy
     from fedclust.io import TIDY_COLUMNS
     assert set(TIDY_COLUMNS) <= set(table.columns)
-    plot_progress(table)
-    sweep = sweep_runs("figX", {"vary": "client_lr", "values": [1.0, 0.1],
+    progress(table)
+    swept = sweep_runs("figX", {"vary": "client_lr", "values": [1.0, 0.1],
                                 "sample_fraction": 0.3, "local_epochs": 1},
                        SETTINGS, base_seed=0, show_progress=False)
-    fig = plot_sweep(sweep)
+    fig = sweep(swept)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1.0", "0.1"]
 
 
@@ -219,9 +219,9 @@ def test_a_run_without_sweeps_still_gives_every_row():
 def _fig5_table(printed, authors_rule):
     """Fig 5(a)'s beta = 0.01 on 10 seeds under both reassignment rules (test mean distance)."""
     rows = []
-    for sweep, values in (("fig5a", printed), ("fig5aAuthorsReassign", authors_rule)):
+    for name, values in (("fig5a", printed), ("fig5aAuthorsReassign", authors_rule)):
         for seed, v in enumerate(values):
-            rows.append({"sweep": sweep, "varied": "client_lr", "position": 6,
+            rows.append({"sweep": name, "varied": "client_lr", "position": 6,
                          "setting": "0.01", "seed": seed, "split": "test",
                          "metric": "mean_distance", "value": v})
     return pd.DataFrame(rows)
@@ -269,9 +269,9 @@ def test_sweeps_record_the_gaussians_each_run_missed():
 
 def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_schema():
     from fedclust.communication import LEDGER_COLUMNS
-    from fedclust.experiments.comparison import IDS, natural_client_runs
     from fedclust.metrics import kmeans_cost
-    from fedclust.plots.fedkmeans import plot_real
+    from fedclust.papers.comparison.experiments import IDS, natural_client_runs
+    from fedclust.papers.fedkmeans.figures import real
 
     rng = np.random.default_rng(0)
     centers = rng.normal(0, 8, (4, 6))
@@ -279,11 +279,11 @@ def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_sch
     X = centers[labels] + rng.normal(0, 1, (600, 6))
     devices = labels * 5 + rng.integers(0, 5, 600)   # 20 clients, one cluster each
     oracle = kmeans_cost(X, np.array([X[labels == j].mean(0) for j in range(4)]))
-    real = {"runs": 2, "init": "k-means++", "sample_fractions": [0.25, 1.0], "local_epochs": 1,
-            "client_lr": 1.0, "batch_size": None, "n_rounds": 20, "kfed_device_clusters": 1,
-            "localkmeans_local_steps": 2, "localkmeans_iterations": 10,
-            "localkmeans_init": "k-means++"}
-    table = natural_client_runs(X, devices, oracle, 4, {**SETTINGS, "real": real},
+    cfg = {"runs": 2, "init": "k-means++", "sample_fractions": [0.25, 1.0], "local_epochs": 1,
+           "client_lr": 1.0, "batch_size": None, "n_rounds": 20, "kfed_device_clusters": 1,
+           "localkmeans_local_steps": 2, "localkmeans_iterations": 10,
+           "localkmeans_init": "k-means++"}
+    table = natural_client_runs(X, devices, oracle, 4, {**SETTINGS, "real": cfg},
                                 dataset="toy", base_seed=0, show_progress=False)
     # the comparison's ids and names: one schema for every algorithm's runs
     assert list(table.columns[:len(IDS)]) == IDS
@@ -303,12 +303,12 @@ def test_natural_client_runs_compare_the_three_algorithms_in_the_comparisons_sch
     # federated k-means at C = 1: 20 rounds x 20 clients x 2 K d floats, plus the seeding
     assert floats[("fedkmeans", "C=1", 0)] >= 20 * 20 * 2 * 4 * 6
     assert floats[("kfed", "k'=1", 0)] < floats[("fedkmeans", "C=1", 0)]
-    plot_real(table.assign(data_title="toy"))
+    real(table.assign(data_title="toy"))
 
 
 def test_natural_client_runs_write_a_setting_k_fed_cannot_run_as_skipped_rows():
-    from fedclust.experiments.comparison import natural_client_runs
     from fedclust.io import SKIPPED
+    from fedclust.papers.comparison.experiments import natural_client_runs
 
     rng = np.random.default_rng(1)
     X = rng.normal(0, 1, (200, 3))

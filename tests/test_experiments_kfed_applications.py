@@ -7,19 +7,19 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fedclust.exceptions import InfeasibleSettingError  # noqa: E402
-from fedclust.experiments.kfed_applications import (  # noqa: E402
-    FLData,
-    _majority,
-    fig4_runs,
-    rotated_mnist,
-    table2_runs,
-)
 from fedclust.fl.data import DeviceStore  # noqa: E402
 from fedclust.fl.models import MLP  # noqa: E402
 from fedclust.fl.selection import RandomBySize  # noqa: E402
 from fedclust.fl.stacked import StackedModel  # noqa: E402
 from fedclust.fl.training import FederatedTrainer  # noqa: E402
 from fedclust.metrics import clustering_accuracy  # noqa: E402
+from fedclust.papers.kfed.applications import (  # noqa: E402
+    FLData,
+    _majority,
+    fig4_runs,
+    rotated_mnist,
+    table2_runs,
+)
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -290,7 +290,7 @@ def test_table2_cells_trained_together_equal_each_cell_trained_alone(mnist):
     # one stack for every run of every cell: on a CPU the batched products round as the
     # per-cell ones do, so the tables are equal bit for bit (the tolerance the GPU's batched
     # path is held to against its own per-cell runs is float32 rounding: tests/test_gpu.py)
-    from fedclust.experiments.kfed_applications import table2_cells
+    from fedclust.papers.kfed.applications import table2_cells
 
     cfg = {**CFG, "ifca_restarts": 2, "ifca_restart_rounds": 2}
     cells = [(8, 1, "global"), (8, 1, "ifca"), (8, 1, "kfed"), (8, 2, "global"),
@@ -305,7 +305,7 @@ def test_table2_cells_trained_together_equal_each_cell_trained_alone(mnist):
 
 
 def test_table2_cells_skip_an_infeasible_cell_and_train_the_others(mnist):
-    from fedclust.experiments.kfed_applications import table2_cells
+    from fedclust.papers.kfed.applications import table2_cells
 
     # 7 devices with k' = 1 cannot hold the 4 rotations one each evenly (7 * 1 / 4 devices)
     tables = table2_cells(*mnist, cells=[(7, 1, "global"), (8, 1, "global")], cfg=CFG,

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 from fedclust.centralized import reference_kmeans
-from fedclust.experiments.datasets import PreparedData
-from fedclust.experiments.kfed_federated import (
+from fedclust.data.prepared import PreparedData
+from fedclust.papers.kfed.federated import (
     Oracle,
     clusters_per_device,
     cost_gap_ratio,

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from fedclust.experiments.kfed_synthetic import (
+from fedclust.papers.kfed.synthetic import (
     MIXTURE_ID_COLUMNS,
     device_clusters_for,
     mixture_trial,

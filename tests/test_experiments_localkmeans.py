@@ -3,8 +3,9 @@ import pandas as pd
 import pytest
 
 from fedclust import LocalKMeans, iid_partition
-from fedclust.experiments.datasets import PreparedData
-from fedclust.experiments.localkmeans import (
+from fedclust.data.prepared import PreparedData
+from fedclust.metrics import misclustering_rate
+from fedclust.papers.localkmeans.experiments import (
     fig1_panel,
     fig4_sweep,
     local_steps_label,
@@ -18,7 +19,6 @@ from fedclust.experiments.localkmeans import (
     synthetic_factory,
     trajectory_runs,
 )
-from fedclust.metrics import misclustering_rate
 from fedclust.seeds import generator_for, seed_for
 
 from .conftest import assert_same_rows

@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from fedclust.centralized import reference_kmeans
-from fedclust.experiments.separation import (
+from fedclust.papers.kfed.separation import (
     choose_k,
     oracle_seed,
     select_oracle,

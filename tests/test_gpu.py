@@ -78,7 +78,7 @@ def test_jobs_trained_together_on_the_gpu_match_each_alone():
 
 
 def test_table2_cells_on_the_gpu_rerun_identically_and_near_the_cpu():
-    from fedclust.experiments.kfed_applications import table2_cells
+    from fedclust.papers.kfed.applications import table2_cells
 
     rng = np.random.default_rng(0)
 

@@ -47,13 +47,13 @@ def test_tidy_writes_skipped_runs_with_their_reason():
 
 
 def test_a_skipped_run_is_logged_on_the_experiments_own_logger(caplog):
-    log = logging.getLogger("fedclust.experiments.toy")
+    log = logging.getLogger("fedclust.papers.toy.experiments")
     with caplog.at_level(logging.WARNING):
         record = skipped_with_warning({"p": 0.1, "run": 2}, ValueError("too few local centres"),
                                       "toy p=0.1 run 2", log)
     assert record == skipped({"p": 0.1, "run": 2}, "too few local centres")
     [line] = caplog.records
-    assert line.name == "fedclust.experiments.toy" and line.levelno == logging.WARNING
+    assert line.name == "fedclust.papers.toy.experiments" and line.levelno == logging.WARNING
     assert line.getMessage() == "skipped toy p=0.1 run 2: too few local centres"
 
 

@@ -57,10 +57,10 @@ def test_the_circle_check_sees_function_level_imports(tmp_path):
     """The graph counts an import inside a function as an arrow (a circle through one is still
     a circle for a reader)."""
     graph = import_graph()
-    # pipeline/localkmeans.py imports experiments/localkmeans inside a caption context function
-    # only
-    assert graph.has_edge("fedclust.pipeline.localkmeans", "fedclust.experiments.localkmeans")
-    assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.kfed")
+    # localkmeans' declarations import its experiments inside a caption context function only
+    assert graph.has_edge("fedclust.papers.localkmeans.declare",
+                          "fedclust.papers.localkmeans.experiments")
+    assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.declarations")
 
 
 def test_every_partitioner_lives_in_the_partition_module():
@@ -81,52 +81,101 @@ def test_every_partitioner_lives_in_the_partition_module():
     assert set(partitions.__all__) >= set(defined)
 
 
-def test_the_layers_read_top_to_bottom():
-    """The numeric layers (experiments, summaries, claims, plots) take the pipeline's names
-    from the ground floor (fedclust.vocabulary), never from the pipeline's catalogue above
-    them; the vocabulary imports no module of the library (tests/test_summaries.py checks that
-    claims and summaries never import matplotlib)."""
-    graph = import_graph()
-    numeric = ("experiments", "summaries", "claims", "plots")
-    upward = sorted((a, b) for a, b in graph.edges
-                    if a.split(".")[1] in numeric and b.startswith("fedclust.pipeline"))
-    assert not upward, f"numeric code importing the pipeline: {upward}"
-    assert not list(graph.successors("fedclust.vocabulary"))
-    uses_vocabulary = {a.split(".")[1] for a in graph.predecessors("fedclust.vocabulary")}
-    assert set(numeric) <= uses_vocabulary | {"summaries"}, uses_vocabulary
+def test_the_vocabulary_is_the_ground_floor():
+    """The names every layer shares (fedclust.vocabulary) import no module of the library."""
+    assert not list(import_graph().successors("fedclust.vocabulary"))
 
 
-#: The packages above the core, and which of them each may import (the core -- every other
-#: module of fedclust -- imports none of them): a figure or a claim reads results, it never
-#: runs an experiment; the runtime deploys the core's estimators.
-_UPPER = {"experiments": set(), "summaries": set(), "claims": {"summaries"},
-          "plots": {"summaries"}, "runtime": set(),
-          "pipeline": {"experiments", "summaries", "claims", "plots"}}
+def _paper(module: str) -> str | None:
+    """The paper whose folder holds ``module`` (None for the core)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "papers" else None
 
 
-def _layer(module: str) -> str:
-    part = module.split(".")[1] if "." in module else ""
-    return part if part in _UPPER else "core"
+#: A paper module that reads results (a figure, a claim, the statistics both show); every
+#: other module of a paper's folder but its declarations and names computes them.
+_READERS = {"figures", "claims", "summaries"}
+#: The one paper that may import others: the comparison runs every paper's algorithm at that
+#: paper's printed settings. And federated k-means' real-data figure uses the k that k-FED's
+#: separation analysis chooses, declared there.
+_ACROSS = {("comparison", "kfed"), ("comparison", "fedkmeans"), ("comparison", "coreset"),
+           ("fedkmeans", "kfed")}
 
 
 def _against_layers(graph) -> list:
-    return sorted((a, b) for a, b in graph.edges
-                  if _layer(a) != _layer(b) and _layer(b) != "core"
-                  and _layer(b) not in _UPPER.get(_layer(a), set()))
+    """The import edges that point the wrong way: the core to a paper; a figure, claim or
+    summary to an experiment; a claim or summary to a figure (numeric code never imports
+    plotting); a paper to another paper outside :data:`_ACROSS`."""
+    wrong = []
+    for a, b in graph.edges:
+        pa, pb = _paper(a), _paper(b)
+        if pb is None:
+            continue
+        ka, kb = a.split(".")[-1], b.split(".")[-1]
+        if pa is None and b != "fedclust.papers":
+            wrong.append((a, b))
+        elif pa is not None and pa != pb and (pa, pb) not in _ACROSS:
+            wrong.append((a, b))
+        elif ka in _READERS and kb not in _READERS | {"declare", pb}:
+            wrong.append((a, b))
+        elif ka in {"claims", "summaries"} and kb == "figures":
+            wrong.append((a, b))
+    return sorted(wrong)
 
 
-def test_imports_point_down_the_layers_only():
-    """No core module imports a package above it; plots and claims never import experiments
-    (what both need from an experiment's module lives in the core or in summaries); no upper
-    package imports another beside the allowed ones (``_UPPER``)."""
-    wrong = _against_layers(import_graph())
-    assert not wrong, f"imports against the layers: {wrong}"
-
-
-def test_the_layer_check_finds_an_upward_import():
+def test_imports_point_from_the_papers_to_the_core_only():
+    """No core module imports a paper's; within a paper, figures and claims read results and
+    never import an experiment; papers import each other only as :data:`_ACROSS` says."""
     graph = import_graph()
-    graph.add_edge("fedclust.lloyd", "fedclust.plots.kfed")
-    graph.add_edge("fedclust.plots.comparison", "fedclust.experiments.comparison")
-    assert _against_layers(graph) == [("fedclust.lloyd", "fedclust.plots.kfed"),
-                                      ("fedclust.plots.comparison",
-                                       "fedclust.experiments.comparison")]
+    wrong = _against_layers(graph)
+    assert not wrong, f"imports against the layers: {wrong}"
+    # the core finds the papers by name, in their list (fedclust.papers.PAPERS), which
+    # imports nothing
+    assert not list(graph.successors("fedclust.papers"))
+
+
+def test_the_layer_check_finds_a_wrong_way_import():
+    graph = import_graph()
+    graph.add_edge("fedclust.lloyd", "fedclust.papers.kfed.figures")
+    graph.add_edge("fedclust.papers.comparison.figures", "fedclust.papers.comparison.experiments")
+    graph.add_edge("fedclust.papers.kfed.claims", "fedclust.papers.kfed.figures")
+    graph.add_edge("fedclust.papers.kfed.synthetic", "fedclust.papers.coreset.experiments")
+    assert _against_layers(graph) == [
+        ("fedclust.lloyd", "fedclust.papers.kfed.figures"),
+        ("fedclust.papers.comparison.figures", "fedclust.papers.comparison.experiments"),
+        ("fedclust.papers.kfed.claims", "fedclust.papers.kfed.figures"),
+        ("fedclust.papers.kfed.synthetic", "fedclust.papers.coreset.experiments")]
+
+
+def _aliases(path) -> list[str]:
+    """The second names ``path`` gives a thing of the library: ``from x import a as b`` (but
+    ``as _a``, a private handle where a parameter shadows ``a``), and ``b = a`` or
+    ``b, c = a, d`` of bare names at module level."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(
+                "fedclust")):
+            found += [f"{a.name} as {a.asname}" for a in node.names
+                      if a.asname not in (None, a.name, f"_{a.name}")]
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name | ast.Tuple):
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            targets = node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) \
+                else node.targets
+            if len(values) == len(targets) and all(isinstance(v, ast.Name) for v in values):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_no_thing_of_the_library_has_a_second_name():
+    found = {path.relative_to(SRC).as_posix(): names
+             for path in sorted((SRC / "fedclust").rglob("*.py")) if (names := _aliases(path))}
+    assert not found, f"second names: {found}"
+
+
+def test_the_alias_check_finds_both_forms(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from ..vocabulary import MIXTURE as M\nfrom .progress import progress "
+                      "as _progress\nN = M\nESTIMATORS = (M, N)\n")
+    assert _aliases(module) == ["MIXTURE as M", "N = M"]

@@ -148,7 +148,7 @@ def test_every_data_set_prepared_from_raw_files_names_its_preparer_in_its_spec()
     import inspect
     from importlib import import_module
 
-    from fedclust.experiments.datasets import prepare
+    from fedclust.data.prepared import prepare
 
     for name, spec in data.DATASETS.items():
         assert (spec.prepare is None) == spec.embedding, name

@@ -5,7 +5,9 @@ import re
 import pytest
 import yaml
 
-from fedclust.pipeline import kfed, localkmeans, registry
+from fedclust.papers.kfed import declare as kfed
+from fedclust.papers.localkmeans import declare as localkmeans
+from fedclust.pipeline import registry
 from fedclust.pipeline.config import validate_config
 from fedclust.vocabulary import resolve
 
@@ -104,25 +106,27 @@ def test_every_caption_is_valid_restructuredtext(cfg):
 
 
 def test_every_caption_template_is_declared_or_imported_and_every_declared_one_exists():
-    """workflow/report/captions/ holds the templates the figures and tables declare and the
+    """Each paper's captions/ folder holds the templates its figures and tables declare and the
     fragments (``_*.rst``) they import, nothing else."""
     from jinja2 import Environment, FileSystemLoader, meta
 
     from fedclust.pipeline.captions import CAPTIONS
 
-    assert CAPTIONS == REPO / "workflow" / "report" / "captions"
-    files = {p.relative_to(CAPTIONS).as_posix() for p in CAPTIONS.rglob("*") if p.is_file()}
+    assert CAPTIONS == REPO / "src" / "fedclust" / "papers"
+    # template "<paper>/<file>" is the file <paper>/captions/<file>
+    files = {f"{p.parent.parent.name}/{p.name}": p for p in CAPTIONS.glob("*/captions/*")
+             if p.is_file()}
     declared = registry.caption_templates()
-    assert declared <= files, f"declared, missing: {sorted(declared - files)}"
+    assert declared <= set(files), f"declared, missing: {sorted(declared - set(files))}"
     environment = Environment(loader=FileSystemLoader(CAPTIONS))
     used, pending = set(), list(declared)
     while pending:
         name = pending.pop()
         if name not in used:
             used.add(name)
-            source = (CAPTIONS / name).read_text()
+            source = files[name].read_text()
             pending += meta.find_referenced_templates(environment.parse(source))
-    assert files == used, f"neither declared nor imported: {sorted(files - used)}"
+    assert set(files) == used, f"neither declared nor imported: {sorted(set(files) - used)}"
     fragments = {name for name in used if name.rpartition("/")[2].startswith("_")}
     assert fragments == used - declared
 
@@ -167,11 +171,11 @@ def test_table_parts_follow_the_config(cfg):
         registry.table_parts("kfed", "nope", cfg)
 
 
-def test_plot_and_claim_functions_resolve():
-    for paper in registry.papers().values():
-        resolve(paper.claims)
-        for fig in paper.figures:
-            assert callable(resolve(fig.plot))
+def test_plot_and_claim_functions_resolve(cfg):
+    for key in registry.papers():
+        assert callable(resolve(f"fedclust.papers.{key}.claims:claims"))
+        for name in registry.figure_names(cfg).get(key, []):
+            assert callable(resolve(registry.plot_function(key, name, cfg)))
     with pytest.raises(ValueError, match="'fedclust.plots' is not a 'module:function' name"):
         resolve("fedclust.plots")
 
@@ -213,7 +217,7 @@ def test_each_stated_reason_to_differ_is_in_its_figures_caption(cfg):
 
 
 def test_the_comparison_runs_natural_partitions_only_where_devices_are_natural(cfg):
-    from fedclust.pipeline import comparison
+    from fedclust.papers.comparison import declare as comparison
 
     settings = comparison.settings(cfg)
     assert ("femnist", "natural") in settings and ("shakespeare", "natural") in settings
@@ -288,3 +292,26 @@ def test_algorithm_rank_sorts_by_the_vocabulary_and_others_after_in_their_order(
     table = pd.DataFrame({"algorithm": ["mine", "fedkmeans", "kfed", "other", "centralized"]})
     ordered = table.sort_values("algorithm", key=algorithm_rank, kind="stable")
     assert ordered["algorithm"].tolist() == ["centralized", "kfed", "fedkmeans", "mine", "other"]
+
+
+def test_a_figure_file_leads_by_grep_to_its_function_and_its_experiment(cfg):
+    """``figures/<paper>_<name>.png`` is drawn by ``def <name>(`` in the paper's figures.py
+    (the instance field left out: one grep), whose docstring names the experiment function
+    that writes its tables (the second hop)."""
+    from importlib import import_module
+
+    readers = {"figures", "claims", "summaries", "declare"}
+    for key, names in registry.figure_names(cfg).items():
+        source = (REPO / "src" / "fedclust" / "papers" / key / "figures.py").read_text()
+        module = import_module(f"fedclust.papers.{key}.figures")
+        for name in names:
+            fig, _ = registry.figure(key, name, cfg)
+            assert name.startswith(fig.function)
+            assert re.search(rf"^def {fig.function}\(", source, flags=re.M), (key, name)
+            cited = re.findall(r":func:`~?(fedclust\.papers\.[\w.]+)`",
+                               getattr(module, fig.function).__doc__)
+            experiments = [c for c in cited if c.split(".")[3] not in readers]
+            assert experiments, f"{key} {name}: its docstring names no experiment"
+            for dotted in experiments:
+                where, _, function = dotted.rpartition(".")
+                assert callable(resolve(f"{where}:{function}")), dotted

@@ -2,15 +2,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.plots._style import save_figure
-from fedclust.plots.kfed import (
-    plot_accuracy_vs_separation,
-    plot_separation_distribution,
-    plot_structured_vs_iid,
+from fedclust.papers.kfed.figures import (
+    fig1_accuracy_vs_separation,
+    fig2_structured_vs_iid,
+    fig5_separation,
     summarize_runs,
     table1_markdown,
     table1_report,
 )
+from fedclust.plots._style import save_figure
 
 
 def mixture_runs():
@@ -36,7 +36,7 @@ def test_summarize_runs_mean_std():
 
 
 def test_figure1_has_one_line_per_setting(tmp_path):
-    fig = plot_accuracy_vs_separation(mixture_runs())
+    fig = fig1_accuracy_vs_separation(mixture_runs())
     ax = fig.axes[0]
     assert len(ax.get_lines()) == 2 + 1  # two settings and the c = 1 guide
     assert ax.get_xscale() == "log"
@@ -52,7 +52,7 @@ def test_a_figure_drawn_twice_gives_the_same_bytes_pdf_included(tmp_path, monkey
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
-        save_figure(plot_accuracy_vs_separation(mixture_runs()), tmp_path / run / "f.png",
+        save_figure(fig1_accuracy_vs_separation(mixture_runs()), tmp_path / run / "f.png",
                     tmp_path / run / "f.pdf")
         if run == "a":
             time.sleep(1.1)  # a creation date would change: PDF dates count seconds
@@ -67,7 +67,7 @@ def test_a_saved_figure_damaged_later_is_found_by_its_sidecar(tmp_path):
     from fedclust.io import remove_damaged_files, sha256_of, sidecar_of
 
     figure = tmp_path / "figures" / "f.png"
-    save_figure(plot_accuracy_vs_separation(mixture_runs()), figure, figure.with_suffix(".pdf"))
+    save_figure(fig1_accuracy_vs_separation(mixture_runs()), figure, figure.with_suffix(".pdf"))
     for path in (figure, figure.with_suffix(".pdf")):
         assert sidecar_of(path).read_text().split()[0] == sha256_of(path)
     assert remove_damaged_files([tmp_path / "figures"]) == []
@@ -101,7 +101,7 @@ def test_figure5_marks_the_chosen_k():
                             "n_clusters": [2, 3], "device_clusters": [1, 1],
                             "devices_per_cluster": [1, 1], "share_above": [1.0, 2 / 3],
                             "chosen": [True, False]})
-    fig = plot_separation_distribution(pairs, summary)
+    fig = fig5_separation(pairs, summary)
     assert "chosen k = 2" in [t.get_text() for t in fig.legends[0].get_texts()]
     # the threshold and the title come from the table
     assert fig.axes[0].get_lines()[-1].get_ydata()[0] == 0.5
@@ -114,24 +114,24 @@ def tidy_rows(records, ids):
 
 
 def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
-    from fedclust.plots.kfed import (
-        plot_heterogeneity,
-        plot_kfed_vs_distributed_lloyd,
-        plot_new_devices,
-        plot_participation,
-        plot_structured_vs_iid,
+    from fedclust.papers.kfed.figures import (
+        fig2_structured_vs_iid,
+        fig3_kfed_vs_distributed_lloyd,
+        heterogeneity,
+        new_devices,
+        participation,
     )
     ids = ["dataset", "n_clusters", "device_clusters", "run"]
     fig2 = tidy_rows([dict(dataset=ds, n_clusters=4, device_clusters=kp, run=r,
                            cost_gap_ratio=0.1 * kp, structured_cost_over_oracle=1.0,
                            iid_cost_over_oracle=1.1)
                       for ds in ("femnist", "b") for kp in (1, 2) for r in range(2)], ids)
-    fig = plot_structured_vs_iid(fig2)
+    fig = fig2_structured_vs_iid(fig2)
     # known data sets get the registry's title, others are shown as they are
     assert [ax.get_title() for ax in fig.axes[:2]] == ["b (oracle k = 4)",
                                                        "FEMNIST (oracle k = 4)"]
     titled = fig2.assign(data_title=np.where(fig2.dataset == "b", "Bee data", "FEMNIST (LEAF)"))
-    assert [ax.get_title() for ax in plot_structured_vs_iid(titled).axes[:2]] == \
+    assert [ax.get_title() for ax in fig2_structured_vs_iid(titled).axes[:2]] == \
         ["Bee data (oracle k = 4)", "FEMNIST (LEAF) (oracle k = 4)"]
     assert fig.axes[0].get_yscale() == "symlog"
     fig3 = pd.concat([
@@ -144,27 +144,27 @@ def test_fig2_fig3_and_beyond_figures_draw_every_dataset():
                         algorithm="distributed Lloyd", cost_over_oracle=1.0, rounds=38,
                         seeding_rounds=8, lloyd_rounds=30, bytes=9000) for r in range(2)],
                   ids + ["algorithm"])])
-    fig = plot_kfed_vs_distributed_lloyd(fig3)
+    fig = fig3_kfed_vs_distributed_lloyd(fig3)
     assert fig.axes[1].get_yscale() == "log"
     texts = {t.get_text() for t in fig.axes[1].texts}
     assert texts == {"1", "8+30"}  # the baseline's rounds split into seeding + Lloyd
     part = tidy_rows([dict(dataset="a", n_clusters=4, participation=p, run=0, accuracy=p,
                            cost_over_oracle=2 - p) for p in (0.5, 1.0)],
                      ["dataset", "n_clusters", "participation", "run"])
-    assert len(plot_participation(part).axes[0].get_lines()) == 1
+    assert len(participation(part).axes[0].get_lines()) == 1
     late = tidy_rows([dict(dataset="a", n_clusters=4, held_out=h, run=0, method=m,
                            held_out_accuracy=0.9, held_out_cost_over_oracle=1.01)
                       for h in (0.1, 0.5) for m in ("predict", "refit")],
                      ["dataset", "n_clusters", "held_out", "run", "method"])
-    assert len(plot_new_devices(late).axes[0].get_lines()) == 2
+    assert len(new_devices(late).axes[0].get_lines()) == 2
     het = tidy_rows([dict(dataset="a", n_clusters=4, mix_fraction=f, run=0,
                           cost_over_oracle=1 + f, clusters_per_device_5pct=1 + 3 * f)
                      for f in (0.0, 1.0)], ["dataset", "n_clusters", "mix_fraction", "run"])
-    assert plot_heterogeneity(het).axes[1].get_lines()[0].get_ydata().tolist() == [1.0, 4.0]
+    assert heterogeneity(het).axes[1].get_lines()[0].get_ydata().tolist() == [1.0, 4.0]
 
 
 def test_fig3_tick_labels_do_not_overlap_with_many_settings():
-    from fedclust.plots.kfed import plot_kfed_vs_distributed_lloyd
+    from fedclust.papers.kfed.figures import fig3_kfed_vs_distributed_lloyd
     ids = ["dataset", "n_clusters", "device_clusters", "run"]
     # as on real data: costs within 0.1% of phi*, bytes over four decades
     fig3 = tidy_rows([dict(dataset=ds, n_clusters=10, device_clusters=kp, run=r,
@@ -173,7 +173,7 @@ def test_fig3_tick_labels_do_not_overlap_with_many_settings():
                       for ds in ("femnist", "shakespeare") for kp in range(1, 9)
                       for al in ("k-FED", "k-FED (server to convergence)") for r in range(2)],
                      ids + ["algorithm"])
-    fig = plot_kfed_vs_distributed_lloyd(fig3)
+    fig = fig3_kfed_vs_distributed_lloyd(fig3)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
@@ -191,7 +191,7 @@ def test_points_holding_fewer_runs_are_labelled_with_their_count():
     rows = [dict(dataset="a", n_clusters=4, device_clusters=kp, run=r, cost_gap_ratio=0.1,
                  structured_cost_over_oracle=1.0, iid_cost_over_oracle=1.1)
             for kp in (1, 2) for r in range(3) if not (kp == 2 and r > 0)]
-    fig = plot_structured_vs_iid(tidy_rows(rows, ids))
+    fig = fig2_structured_vs_iid(tidy_rows(rows, ids))
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels == ["n=1"]  # k' = 2 holds one of three runs, k' = 1 all three
 
@@ -201,7 +201,7 @@ def test_figure1_labels_a_separation_whose_runs_were_skipped():
     # one run of (d=10, c=0.1) was infeasible: its row is kept as skipped (no value)
     skipped = (runs.n_features == 10) & (runs.separation == 0.1) & (runs.run == 2)
     runs.loc[skipped, "value"] = np.nan
-    fig = plot_accuracy_vs_separation(runs)
+    fig = fig1_accuracy_vs_separation(runs)
     assert [t.get_text() for t in fig.axes[0].texts] == ["n=2"]
     assert "3 runs per point" in fig.axes[0].get_title()
 

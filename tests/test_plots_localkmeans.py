@@ -2,13 +2,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedclust.experiments.localkmeans import parameter_sweep, synthetic_factory, trajectory_runs
-from fedclust.plots.localkmeans import (
+from fedclust.papers.localkmeans.experiments import (
+    parameter_sweep,
+    synthetic_factory,
+    trajectory_runs,
+)
+from fedclust.papers.localkmeans.figures import (
     OWN_OBJECTIVE,
+    fig1_misclustering,
+    fig2_misclustering_real,
+    fig3_objective_real,
+    fig4_sweeps,
     normalized_objective,
     order_local_steps,
-    plot_final_sweeps,
-    plot_trajectories,
 )
 
 
@@ -17,7 +23,7 @@ def test_trajectories_one_line_per_l_and_whole_iterations():
                             local_steps=[1, "T/2", None], n_iter=6, n_machines=6, trials=2,
                             base_seed=0, names=("plot",), init="perturbed", perturbation=0.3,
                             keys={"snr": 4.0}, show_progress=False)
-    fig = plot_trajectories(table, rows="snr", cols="init")
+    fig = fig1_misclustering(table, metric="misclustering", rows="snr", cols="init")
     assert order_local_steps(table.local_steps) == ["L=1", "L=3", "no aggregation"]
     assert len(fig.axes[0].get_lines()) == 3
     assert fig.axes[0].get_title() == "snr = 4.0, perturbed (2 trials)"
@@ -32,7 +38,7 @@ def test_real_data_panels_are_titled_from_the_table():
     rows = [dict(dataset="cifar10_cnn", data_title="CIFAR-10 (official), CNN features",
                  local_steps=L, trial=0, iteration=t, n_iter=2, metric="misclustering",
                  value=0.5 - 0.1 * t) for L in ("L=1", "no aggregation") for t in range(3)]
-    fig = plot_trajectories(pd.DataFrame(rows), cols="dataset")
+    fig = fig2_misclustering_real(pd.DataFrame(rows), metric="misclustering", cols="dataset")
     assert " ".join(fig.axes[0].get_title().split()) == \
         "CIFAR-10 (official), CNN features (1 trials)"
 
@@ -44,7 +50,7 @@ def test_final_sweeps_label_the_fixed_sizes_from_the_table():
                               local_steps=[3, None], n_iter=3, trials=1, base_seed=0,
                               names=("plot",), init="k-means++", perturbation=0.3,
                               show_progress=False)
-    fig = plot_final_sweeps(table)
+    fig = fig4_sweeps(table)
     # top: the L = 3 curves, one per M; bottom: the final values, every L side by side
     assert fig.axes[0].get_title(loc="left") == "(c) L=3, varying M"
     assert len(fig.axes[0].get_lines()) == 2
@@ -60,7 +66,7 @@ def test_k_sweep_label_names_the_fixed_separation():
     table = parameter_sweep(parameter="n_clusters", values=[2, 3], make_setting=setting,
                             local_steps=[3], n_iter=2, trials=1, base_seed=0, names=("plot",),
                             init="k-means++", perturbation=0.3, show_progress=False)
-    fig = plot_final_sweeps(table)
+    fig = fig4_sweeps(table)
     assert fig.axes[1].get_xlabel() == "K (60 samples per machine, Δ/σ = 6.08)"
 
 
@@ -69,7 +75,7 @@ def test_objective_panel_can_add_no_aggregations_own_objective_dotted():
                             local_steps=[1, None], n_iter=4, n_machines=6, trials=2,
                             base_seed=0, names=("plot",), init="k-means++", perturbation=0.3,
                             keys={"dataset": "toy"}, show_progress=False)
-    fig = plot_trajectories(table, metric="objective / centralized", cols="dataset",
+    fig = fig3_objective_real(table, metric="objective / centralized", cols="dataset",
                             own_objective=True)
     lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
     assert list(lines) == ["L=1", "no aggregation", OWN_OBJECTIVE]

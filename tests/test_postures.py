@@ -15,7 +15,7 @@ from fedclust.data.postures import (
     postures_csv_from_archive,
     postures_features,
 )
-from fedclust.experiments.datasets import prepare_postures
+from fedclust.data.prepared import prepare_postures
 
 HEADER = "Class,User," + ",".join(f"{a}{i}" for i in range(12) for a in "XYZ")
 

@@ -11,10 +11,10 @@ from .conftest import REPO
 CLAIMS = ["comparison", "coreset", "fedkmeans", "kfed", "localkmeans"]
 
 
-@pytest.mark.parametrize("module", [*(f"fedclust.claims.{m}" for m in CLAIMS),
-                                    "fedclust.summaries.comparison",
-                                    "fedclust.summaries.coreset",
-                                    "fedclust.summaries.fedkmeans",
+@pytest.mark.parametrize("module", [*(f"fedclust.papers.{m}.claims" for m in CLAIMS),
+                                    "fedclust.papers.comparison.summaries",
+                                    "fedclust.papers.coreset.summaries",
+                                    "fedclust.papers.fedkmeans.summaries",
                                     "fedclust.reproduction"])
 def test_no_claim_or_summary_imports_matplotlib(module):
     code = (f"import sys, {module}; "
@@ -26,10 +26,12 @@ def test_no_claim_or_summary_imports_matplotlib(module):
 
 def test_the_plot_and_the_claim_read_the_same_statistics():
     """One home: the plotting modules use the summaries' functions, not copies of them."""
-    from fedclust.plots import comparison as comparison_plots
-    from fedclust.plots import coreset as coreset_plots
-    from fedclust.plots import fedkmeans as fedkmeans_plots
-    from fedclust.summaries import comparison, coreset, fedkmeans
+    from fedclust.papers.comparison import figures as comparison_plots
+    from fedclust.papers.comparison import summaries as comparison
+    from fedclust.papers.coreset import figures as coreset_plots
+    from fedclust.papers.coreset import summaries as coreset
+    from fedclust.papers.fedkmeans import figures as fedkmeans_plots
+    from fedclust.papers.fedkmeans import summaries as fedkmeans
 
     assert comparison_plots.comparison_stats is comparison.comparison_stats
     assert comparison_plots.label_of is comparison.label_of

@@ -59,7 +59,9 @@ def test_lint_is_clean(tmp_path):
     assert "Congratulations" in result.stdout + result.stderr
     # formatted as snakefmt writes it (line length from pyproject.toml), and no lambda in a
     # rule: every input function is named, in workflow/rules/input_functions.smk
-    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk")),
+             *sorted((REPO / "src" / "fedclust" / "papers").glob("*/rules.smk"))]
+    assert len(files) == 1 + 5 + 5
     check = subprocess.run([sys.executable, "-m", "snakefmt", "--check",
                             *map(str, files)], cwd=REPO, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -830,8 +832,8 @@ def test_the_report_shows_every_figure_with_its_caption_the_claims_and_the_run(q
 def test_quick_profile_compares_every_algorithm_on_the_same_partitions(quick_run):
     """The cross-paper comparison: every algorithm on every data set and partition, the
     dropout and heterogeneity sweeps, and the measured statements."""
-    from fedclust.experiments.comparison import fits
-    from fedclust.pipeline import comparison
+    from fedclust.papers.comparison import declare as comparison
+    from fedclust.papers.comparison.experiments import fits
 
     work, _ = quick_run
     config = quick_config()

@@ -77,7 +77,7 @@ def test_fetched_from_a_mirror_and_verified_by_content(tmp_path, monkeypatch):
 
 
 def test_the_pipeline_prepares_it_as_a_data_set(tmp_path):
-    from fedclust.experiments.datasets import prepare_year_prediction
+    from fedclust.data.prepared import prepare_year_prediction
     from fedclust.pipeline.data import DATASETS, fetch_outputs, raw_files
 
     assert DATASETS["year_prediction"].fetch == "fetch_year_prediction"

@@ -1,19 +1,8 @@
-"""Centralized (weighted) k-means or k-median: the best of several seeding + Lloyd restarts.
-
-What a single machine runs on data it holds whole: the centralized reference every experiment
-compares with, and the weighted solve every node of a distributed coreset runs on the coreset
-(Balcan, Ehrlich & Liang 2013, Algorithm 2: "an alpha-approximation algorithm for weighted
-clustering instances"). One restart is weighted k-means++ (rows of weight <= 0 are never drawn)
-followed by weighted Lloyd to convergence; the restart of lowest weighted cost is kept. For
-k-median (``objective="kmedian"``) the seeding draws proportional to ``w D`` rather than
-``w D^2`` and Lloyd's update moves the centers towards their clusters' geometric medians
-(:func:`fedclust.lloyd.lloyd`); the kept restart is the one of lowest k-median cost.
-``seeding="greedy"`` draws scikit-learn's greedy k-means++ instead (``2 + ln k`` candidates per
-center, the one of lowest potential kept): what a user's ``KMeans`` starts from.
-
-:func:`reference_kmeans` is the centralized reference (k-FED's oracle clusterings, the
-comparison's pooled clustering): :func:`best_kmeans` with greedy seeding, each restart seeded
-by name from one seed.
+"""Centralized (weighted) k-means or k-median on data one machine holds whole:
+:func:`best_kmeans`, the best of several seeding + Lloyd restarts, which is also the weighted
+solve every node of a distributed coreset runs on the coreset, and :func:`reference_kmeans`, the
+centralized reference every experiment compares with (k-FED's oracle clusterings, the
+comparison's pooled clustering).
 """
 
 from __future__ import annotations
@@ -34,6 +23,17 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
                 algorithm: str = "lloyd", seeding: str = "kmeans++",
                 desc: str | None = None, tol: float = 0.0) -> LloydResult:
     """Lowest-cost Lloyd run over one k-means++ restart per seed.
+
+    What a single machine runs on data it holds whole: the centralized reference, and the
+    weighted solve every node of a distributed coreset runs on the coreset (Balcan, Ehrlich &
+    Liang 2013, Algorithm 2: "an alpha-approximation algorithm for weighted clustering
+    instances"). One restart is weighted k-means++ (rows of weight <= 0 are never drawn)
+    followed by weighted Lloyd to convergence; the restart of lowest weighted cost is kept. For
+    k-median (``objective="kmedian"``) the seeding draws proportional to ``w D`` rather than
+    ``w D^2`` and Lloyd's update moves the centers towards their clusters' geometric medians
+    (:func:`fedclust.lloyd.lloyd`). ``seeding="greedy"`` draws scikit-learn's greedy k-means++
+    instead (``2 + ln k`` candidates per center, the one of lowest potential kept): what a
+    user's ``KMeans`` starts from.
 
     Parameters
     ----------
@@ -115,7 +115,9 @@ def best_kmeans(X, n_clusters: int, seeds, *, sample_weight=None,
 
 def reference_kmeans(X, n_clusters: int, *, seed: int, n_init: int = 1,
                      max_iter: int = 300, desc: str | None = None) -> LloydResult:
-    """The centralized reference: k-means on all of ``X``, best of ``n_init`` restarts.
+    """The centralized reference: k-means on all of ``X``, best of ``n_init`` restarts (k-FED's
+    oracle clusterings, the comparison's pooled clustering): :func:`best_kmeans` with greedy
+    seeding.
 
     Each restart is greedy k-means++ (scikit-learn's, what a user's ``KMeans`` starts from)
     and Lloyd to convergence with the shared kernel; restart ``r`` is seeded

@@ -1,19 +1,8 @@
-"""The one communication ledger every estimator fills.
-
-A :class:`Communication` records every message a fit sends: its *kind* (what it carries, e.g.
-``"local_centers"``), its *sender* and *receiver* (nodes of the topology; :data:`SERVER` is the
-server of a star), and its size in floats and integers. From these it keeps
-
-* star summaries, so every table stays comparable across algorithms and topologies:
-  ``rounds`` (synchronous rounds), ``floats_up`` / ``ints_up`` / ``messages_up`` / ``bytes_up``
-  (sent by devices: on a star, device to server; on a graph without a server, every message a
-  node sends) and the ``*_down`` counterparts (sent by the server);
-* the totals per message kind (:meth:`Communication.by_kind`) and per directed edge
-  (:meth:`Communication.by_edge`).
-
-Bytes on the wire are ``floats * float_bytes + ints * int_bytes``: 8 bytes per float for
-float64 data (4 for float32) and 8 per integer (int64 cluster ids and counts); message headers
-are not counted.
+"""The one communication ledger every estimator fills: :class:`Communication` records every
+message a fit sends (its kind, sender, receiver and size in floats and integers) and keeps the
+star summaries (``rounds``, ``floats_up``, ``bytes_down``, ...) and the totals per message kind
+and per directed edge; :data:`SERVER` is the server's node id and :data:`LEDGER_COLUMNS` the
+communication columns of every results table.
 """
 
 from __future__ import annotations
@@ -42,8 +31,22 @@ _COMPACT_ROWS = 1 << 20
 class Communication(Mapping):
     """Ledger of the messages one fit sent.
 
-    Read it as a mapping: ``comm["rounds"]``, ``comm["floats_up"]``, ... (see the module
-    docstring) plus any value stored with :meth:`note` (e.g. ``seeding_rounds``).
+    Every message is recorded with its *kind* (what it carries, e.g. ``"local_centers"``), its
+    *sender* and *receiver* (nodes of the topology; :data:`SERVER` is the server of a star) and
+    its size in floats and integers. From these the ledger keeps
+
+    * star summaries, so every table stays comparable across algorithms and topologies:
+      ``rounds`` (synchronous rounds), ``floats_up`` / ``ints_up`` / ``messages_up`` /
+      ``bytes_up`` (sent by devices: on a star, device to server; on a graph without a server,
+      every message a node sends) and the ``*_down`` counterparts (sent by the server);
+    * the totals per message kind (:meth:`by_kind`) and per directed edge (:meth:`by_edge`).
+
+    Bytes on the wire are ``floats * float_bytes + ints * int_bytes``: 8 bytes per float for
+    float64 data (4 for float32) and 8 per integer (int64 cluster ids and counts); message
+    headers are not counted.
+
+    Read it as a mapping: ``comm["rounds"]``, ``comm["floats_up"]``, ... (the star
+    summaries) plus any value stored with :meth:`note` (e.g. ``seeding_rounds``).
 
     Parameters
     ----------

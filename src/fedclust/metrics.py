@@ -1,16 +1,7 @@
-"""The metrics every paper reports, in one place.
-
-* :func:`kmeans_cost` -- the k-means objective, sum of squared distances to the nearest center;
-  :func:`kmedian_cost` -- the k-median objective, sum of distances (Balcan, Ehrlich & Liang
-  2013, Sec. 2); :func:`partition_cost` -- the cost of a clustering with its own means (k-FED's
-  Eq. 1).
-* :func:`clustering_accuracy` / :func:`misclustering_rate` -- agreement with a reference
-  labelling up to the best permutation of cluster names (Hungarian algorithm).
-* :func:`mean_distance` -- the mean Euclidean (not squared) distance of a row to its center,
-  and :func:`davies_bouldin_centers` -- the Davies-Bouldin index of a model's centers (Triebe &
-  Rajagopal 2019, Sec. 2.2).
-* :func:`separation` -- the pairwise separation ``c_rs`` of a clustering used by k-FED
-  (Dennis et al., 2021, Definition 3.5 and Appendix B.2).
+"""The metrics every paper reports, in one place: the k-means, k-median and partition costs,
+the agreement with a reference labelling up to the best permutation of cluster names, Triebe &
+Rajagopal's mean distance and Davies-Bouldin index of a model's centers, and k-FED's pairwise
+separation (:func:`separation`).
 """
 
 from __future__ import annotations
@@ -132,9 +123,10 @@ def mean_distance(X, centers, labels=None) -> float:
 
 
 def davies_bouldin_centers(X, centers, labels=None) -> float:
-    """Davies-Bouldin index of a model's centers: the mean over clusters ``i`` holding rows of
-    ``max_{j != i} (s_i + s_j) / ||c_i - c_j||``, with ``s_i`` the mean distance of cluster
-    ``i``'s rows to the center ``c_i`` (Davies & Bouldin, 1979).
+    """Davies-Bouldin index of a model's centers (Triebe & Rajagopal 2019, Sec. 2.2): the mean
+    over clusters ``i`` holding rows of ``max_{j != i} (s_i + s_j) / ||c_i - c_j||``, with
+    ``s_i`` the mean distance of cluster ``i``'s rows to the center ``c_i`` (Davies & Bouldin,
+    1979).
 
     The centers are the model's, as Triebe & Rajagopal's code computes it (``utils_stats.
     davies_bouldin``); scikit-learn's ``davies_bouldin_score`` uses the clusters' means
@@ -341,7 +333,8 @@ def center_gaps(means: np.ndarray) -> np.ndarray:
 
 
 def separation(X, labels, *, device_clusters: int, devices_per_cluster: int) -> Separation:
-    """Pairwise separation ``c_rs`` of the clustering ``labels`` of ``X`` (k-FED).
+    """Pairwise separation ``c_rs`` of the clustering ``labels`` of ``X`` (k-FED; App. B.2
+    measures it on the real data sets).
 
     With ``A`` the data matrix and ``C`` the matrix whose row ``i`` is the mean of row ``i``'s
     cluster (Dennis, Li & Smith, 2021, Sec. 3.2, Eq. 4 and Definition 3.5):

@@ -7,7 +7,7 @@ each), :func:`subset_partition` (k-FED's Figs 2-3: random subsets of ``k'`` clus
 :func:`site_weight_partition` (Balcan et al.'s Sec. 5 site weightings of a graph's nodes),
 :func:`mix_partition` (natural to IID), :func:`every_pair_partition` (k-FED's Table 2
 rotations) and :func:`powerlaw_class_partition` (k-FED's FEMNIST for Fig 4, FedProx's power
-law). Natural partitions come with the data (``fedclust.experiments.datasets``);
+law). Natural partitions come with the data (``fedclust.data.prepared``);
 :func:`partition_devices` resolves the names the comparison's config uses.
 """
 

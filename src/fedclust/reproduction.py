@@ -1,8 +1,8 @@
 """Reproduction checks: each reproduced number against the paper's, with its verdict.
 
 A :class:`Claim` is one number (or one inequality) a paper prints about its experiments, with
-where it is printed. Each paper's claims are computed from its results tables by
-:mod:`fedclust.claims` (one module per paper); :func:`write_reproduction` gathers them into
+where it is printed. Each paper's claims are computed from its results tables by its ``claims``
+module (:mod:`fedclust.papers.kfed.claims`, ...); :func:`write_reproduction` gathers them into
 ``results/reproduction.csv`` and a readable ``results/reproduction.md``. The paper values,
 tolerances and provenance live in ``config/paper_targets.yaml``. Every row is one declared
 statistical test of :mod:`fedclust.verdicts`, which uses both sides' spread, and gets one of

@@ -1,17 +1,8 @@
-"""What a federated round does, shared by every multi-round estimator.
-
-* :func:`sample_participants` -- the devices of one round: ``max(floor(C M), 1)`` of the ``M``
-  devices drawn without replacement (McMahan et al., 2017; Triebe & Rajagopal, 2019,
-  Algorithm 1), so a fraction ``C`` too small for one device still gives one.
-* :func:`aggregate_centers` -- the server's count-weighted average of the devices' centers,
-  cluster by cluster (LocalKMeans' synchronization; Triebe & Rajagopal's ``Gamma*``); a
-  cluster no device saw keeps its previous center.
-* :func:`round_history` -- the one shape of every multi-round estimator's ``history_``: one
-  row per round ``t = 1..T``, the columns :data:`HISTORY_COLUMNS` first, then the estimator's
-  own.
-* :class:`RoundState` -- what an estimator reports after each round to a ``callback`` passed
-  to ``fit``; :class:`History` is a callback that keeps it, so experiments evaluate rounds
-  (misclustering against labels, ...) outside the estimator.
+"""What a federated round does, shared by every multi-round estimator: which devices take part
+(:func:`sample_participants`), the server's count-weighted average of their centers
+(:func:`aggregate_centers`), the one shape of every ``history_`` (:func:`round_history`), and
+what an estimator reports to a ``fit`` callback after each round (:class:`RoundState`;
+:class:`History` keeps it, so experiments evaluate rounds outside the estimator).
 """
 
 from __future__ import annotations
@@ -50,7 +41,9 @@ def n_participants(n_devices: int, fraction: float) -> int:
 
 
 def sample_participants(n_devices: int, fraction: float, rng: np.random.Generator) -> np.ndarray:
-    """Positions (sorted) of the devices taking part in one round (see the module docstring)."""
+    """Positions (sorted) of the devices taking part in one round: ``max(floor(C M), 1)`` of
+    the ``M`` devices drawn without replacement (McMahan et al., 2017; Triebe & Rajagopal,
+    2019, Algorithm 1), so a fraction ``C`` too small for one device still gives one."""
     m = n_participants(n_devices, fraction)
     if m == n_devices:
         return np.arange(n_devices)
@@ -58,7 +51,9 @@ def sample_participants(n_devices: int, fraction: float, rng: np.random.Generato
 
 
 def aggregate_centers(device_centers: np.ndarray, weights: np.ndarray, previous: np.ndarray):
-    """Each cluster's center averaged over devices, weighted by the devices' cluster weights.
+    """Each cluster's center averaged over devices, weighted by the devices' cluster weights:
+    the server's step (LocalKMeans' synchronization; Triebe & Rajagopal's ``Gamma*``). A
+    cluster no device saw keeps its previous center.
 
     Parameters
     ----------

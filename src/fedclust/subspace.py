@@ -1,16 +1,7 @@
-"""The top singular subspace of every device's data, all devices in one compiled call.
-
-k-FED's Algorithm 1, step 1 projects each device's points onto the span of the top ``k^(z)``
-right singular vectors of its data matrix. Per device that is a randomized SVD (what the
-authors' code calls); over thousands of devices the per-device Python calls dominate. Here every
-device runs, in parallel on all cores (numba), the same computation on its small Gram matrix:
-``A^T A`` (``d x d``) when the device holds at least ``d`` rows, else ``A A^T`` (``n_z x n_z``,
-the right singular vectors then being ``A^T U`` normalized). A Gram matrix of at most
-``_EXACT_DIM`` rows is diagonalized exactly (``eigh``); a larger one by subspace iteration
-from a Gaussian start with ``oversample`` extra columns and ``n_power_iter`` power steps (the
-randomized range finder of Halko, Martinsson & Tropp 2011, Alg. 4.4, as scikit-learn's
-``randomized_svd`` runs it), followed by the exact Rayleigh-Ritz step. All devices share one
-Gaussian start; it only has to be in general position, and sharing it keeps memory ``O(d)``.
+"""The top singular subspace of every device's data, all devices in one compiled call (k-FED's
+Algorithm 1, step 1): :func:`top_subspaces_by_device` runs, in parallel on all cores (numba), an
+exact eigendecomposition or a randomized subspace iteration of each device's small Gram matrix.
+How, and why not one randomized SVD per device: docs/algorithms.md, *k-FED*.
 """
 
 from __future__ import annotations

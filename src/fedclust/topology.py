@@ -1,16 +1,8 @@
 """The one topology model: who can talk to whom, and what flooding a graph costs.
-
-A :class:`Topology` is an undirected connected graph (``networkx``) whose nodes are device ids;
-the star -- every device talks to a server and only to it -- is the default of every estimator
-and has one extra node, :data:`~fedclust.communication.SERVER`. The general topologies of
-Balcan, Ehrlich & Liang (NeurIPS 2013, Sec. 5) have no server: Erdős–Rényi G(n, p) resampled
-until connected, the 2-D grid and preferential attachment (Barabási–Albert). Rooted spanning
-trees come from a breadth-first search from a (random) root, as in their Sec. 5.
-
-:meth:`Topology.flood` simulates Algorithm 3 of that paper (Message-Passing) round by round and
-returns every transmission: which message crossed which edge, in which round;
-:meth:`Topology.full_flood` gives the same flood with echo in closed form (its edges and each
-message's rounds), which is what the ledger needs on a dense graph.
+:class:`Topology` is a connected graph of device ids -- the star around a server (every
+estimator's default) or one of the serverless graphs of Balcan, Ehrlich & Liang (NeurIPS 2013,
+Sec. 5) -- with its rooted spanning trees (:class:`SpanningTree`) and its flood
+(:meth:`Topology.flood`), a round-by-round simulation of their Message-Passing (Algorithm 3).
 """
 
 from __future__ import annotations
@@ -89,6 +81,16 @@ class FullFlood:
 
 class Topology:
     """A connected communication graph whose nodes are device ids.
+
+    An undirected connected graph (``networkx``). The star -- every device talks to a server
+    and only to it -- is the default of every estimator and has one extra node,
+    :data:`~fedclust.communication.SERVER`. The general topologies of Balcan, Ehrlich & Liang
+    (NeurIPS 2013, Sec. 5) have no server: Erdős–Rényi G(n, p) resampled until connected, the
+    2-D grid and preferential attachment (Barabási–Albert). Rooted spanning trees come from a
+    breadth-first search from a (random) root, as in their Sec. 5. :meth:`flood` simulates
+    their Algorithm 3 (Message-Passing) round by round and returns every transmission;
+    :meth:`full_flood` gives the same flood with echo in closed form (its edges and each
+    message's rounds), which is what the ledger needs on a dense graph.
 
     Build one with :meth:`star`, :meth:`erdos_renyi`, :meth:`grid`,
     :meth:`preferential_attachment` or :meth:`from_graph`.

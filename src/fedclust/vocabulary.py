@@ -12,10 +12,7 @@ from dataclasses import dataclass
 from importlib import import_module
 
 __all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "algorithm_rank", "DatasetSpec",
-           "DATASETS", "SYNTHETIC", "MIXTURE", "title_of", "dataset_names",
-           "LKM_INIT_FILE_NAMES", "LKM_FIG4_SWEEPS",
-           "CORESET_GRAPHS", "CORESET_GRAPH_TITLES", "FEDKMEANS_VARIED_TITLES",
-           "FEDKMEANS_SYMBOLS", "FEDKMEANS_CENTRAL"]
+           "DATASETS", "SYNTHETIC", "MIXTURE", "title_of", "dataset_names"]
 
 
 def resolve(dotted: str) -> Callable:
@@ -43,15 +40,6 @@ def algorithm_rank(algorithms):
     order)."""
     return algorithms.map(_ALGORITHM_RANK).fillna(len(_ALGORITHM_RANK))
 
-#: LocalKMeans: how an initialization is spelled in file names.
-LKM_INIT_FILE_NAMES = {"k-means++": "kmeanspp", "perturbed": "perturbed"}
-#: LocalKMeans: Figure 4's sweeps (App. B.2).
-LKM_FIG4_SWEEPS = ("snr", "n_clusters", "n_machines", "n_clusters_other")
-#: The K sweep of Fig 4(b) run again holding the other quantity than
-#: ``localkmeans.fig4.n_clusters_holds`` (r or Delta/sigma), so that the report gives both
-#: readings of the figure's setup.
-LKM_OTHER_HOLD = {"separation": "snr", "snr": "separation"}
-
 
 # ------------------------------------------------------------------------------ data sets
 @dataclass(frozen=True)
@@ -75,7 +63,7 @@ class DatasetSpec:
     prepare : str or None
         ``"module:function"`` preparing it from its raw files: ``function(raw file paths, its
         datasets.<name> config section, seed) -> PreparedData``
-        (:func:`fedclust.experiments.datasets.prepare`); None for a CNN embedding, which rule
+        (:func:`fedclust.data.prepared.prepare`); None for a CNN embedding, which rule
         ``train_embedding`` makes.
     """
 
@@ -87,7 +75,7 @@ class DatasetSpec:
     prepare: str | None = None
 
 
-_PREPARE = "fedclust.experiments.datasets:prepare_{}_files"
+_PREPARE = "fedclust.data.prepared:prepare_{}_files"
 
 DATASETS = {spec.name: spec for spec in (
     DatasetSpec("mnist", "MNIST", None, False, "fetch_mnist", _PREPARE.format("mnist")),
@@ -125,21 +113,3 @@ def dataset_names(*, embedding: bool | None = None, natural: bool | None = None)
     return [s.name for s in DATASETS.values()
             if (embedding is None or s.embedding == embedding)
             and (natural is None or (s.natural_devices is not None) == natural)]
-
-
-# ------------------------------------------------------------------------------ papers
-#: Distributed coresets: the paper's three communication graphs (Sec. 5), as config and file
-#: names.
-CORESET_GRAPHS = ("erdos_renyi", "grid", "preferential_attachment")
-#: Distributed coresets: how figures and legends name those graphs (and the star).
-CORESET_GRAPH_TITLES = {"erdos_renyi": "Erdős–Rényi", "grid": "grid",
-                        "preferential_attachment": "preferential attachment", "star": "star"}
-#: Federated k-means: how captions and axes name the hyper-parameters (the paper's symbols).
-FEDKMEANS_VARIED_TITLES = {"sample_fraction": "client fraction C",
-                           "local_epochs": "local epochs E",
-                           "client_lr": "client learning rate beta"}
-#: Federated k-means: the paper's symbols of the hyper-parameters.
-FEDKMEANS_SYMBOLS = {"sample_fraction": "C", "local_epochs": "E", "client_lr": "beta"}
-#: Federated k-means: how tables name central k-means in a sweep of ``sample_fraction`` (the
-#: paper's "central").
-FEDKMEANS_CENTRAL = "central"

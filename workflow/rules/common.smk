@@ -1,15 +1,20 @@
 # Shared by every .smk file: the conda environment, the registry-driven wildcard constraints
 # and the run-on-the-submitting-host rules (the input functions are in input_functions.smk).
 
-from fedclust.pipeline import comparison as comparison_pipeline
-from fedclust.pipeline import coreset as coreset_pipeline
+from fedclust.papers.comparison import declare as comparison_declare
+from fedclust.papers.coreset import declare as coreset_declare
 from fedclust.pipeline import data as datasets
-from fedclust.pipeline import fedkmeans as fedkmeans_pipeline
-from fedclust.pipeline import kfed as kfed_pipeline
-from fedclust.pipeline import localkmeans as lkm_pipeline
+from fedclust.papers.fedkmeans import declare as fedkmeans_declare
+from fedclust.papers.kfed import declare as kfed_declare
+from fedclust.papers.localkmeans import declare as localkmeans_declare
+from fedclust.papers import localkmeans
 
+# the workflow's own folder: the papers' rule files (src/fedclust/papers/<paper>/rules.smk) name
+# its scripts, environment and report captions from there, not relative to themselves
+WORKFLOW = Path(workflow.basedir) / "workflow"
+SCRIPTS = WORKFLOW / "scripts"
 # the one environment (a link to the root environment.yml, which pins what requirements.txt pins)
-ENV = "../envs/fedclust.yaml"
+ENV = str(WORKFLOW / "envs" / "fedclust.yaml")
 
 
 wildcard_constraints:

@@ -21,7 +21,7 @@ def figure_inputs(wildcards):
 
 
 def figure_plot(wildcards):
-    return registry.figure(wildcards.paper, wildcards.figure, config)[0].plot
+    return registry.plot_function(wildcards.paper, wildcards.figure, config)
 
 
 def figure_options(wildcards):
@@ -46,7 +46,7 @@ def kfed_mixture_settings(wildcards):
 
 
 def kfed_oracle_inputs(wildcards):
-    return kfed_pipeline.oracle_inputs(wildcards.federated_experiment, wildcards.dataset, config)
+    return kfed_declare.oracle_inputs(wildcards.federated_experiment, wildcards.dataset, config)
 
 
 def kfed_federated_experiment(wildcards):
@@ -58,25 +58,25 @@ def kfed_federated_settings(wildcards):
 
 
 def kfed_table2_cells(wildcards):
-    return kfed_pipeline.table2_cells(
+    return kfed_declare.table2_cells(
         config, int(wildcards.n_devices), int(wildcards.device_clusters)
     )
 
 
 def kfed_fig4_input(wildcards):
-    return kfed_pipeline.fig4_input(wildcards.dataset, config)
+    return kfed_declare.fig4_input(wildcards.dataset, config)
 
 
 def kfed_fig4_settings(wildcards):
-    return kfed_pipeline.fig4_settings(config, wildcards.dataset)
+    return kfed_declare.fig4_settings(config, wildcards.dataset)
 
 
 def coreset_settings(wildcards):
-    return coreset_pipeline.job_settings(config, wildcards.cdata, wildcards.objective)
+    return coreset_declare.job_settings(config, wildcards.cdata, wildcards.objective)
 
 
 def coreset_baseline_parts(wildcards):
-    return coreset_pipeline.baseline_parts(
+    return coreset_declare.baseline_parts(
         config,
         wildcards.objective,
         wildcards.cdata,
@@ -85,15 +85,15 @@ def coreset_baseline_parts(wildcards):
 
 
 def coreset_graphs(wildcards):
-    return coreset_pipeline.panel_graphs(config, wildcards.objective)
+    return coreset_declare.panel_graphs(config, wildcards.objective)
 
 
 def diameter_settings(wildcards):
-    return coreset_pipeline.job_settings(config, wildcards.cdata, diameter=True)
+    return coreset_declare.job_settings(config, wildcards.cdata, diameter=True)
 
 
 def diameter_baseline_parts(wildcards):
-    return coreset_pipeline.baseline_parts(config, "kmeans", wildcards.cdata, diameter=True)
+    return coreset_declare.baseline_parts(config, "kmeans", wildcards.cdata, diameter=True)
 
 
 def fedkmeans_sweep_spec(wildcards):
@@ -105,16 +105,16 @@ def fedkmeans_progress_spec(wildcards):
 
 
 def fedkmeans_real_inputs(wildcards):
-    return fedkmeans_pipeline.real_inputs(wildcards.dataset, config)
+    return fedkmeans_declare.real_inputs(wildcards.dataset, config)
 
 
 def comparison_features(wildcards):
-    return comparison_pipeline.features(wildcards.dataset)
+    return comparison_declare.features(wildcards.dataset)
 
 
 def comparison_settings(wildcards):
-    return comparison_pipeline.job_settings(config, wildcards.dataset)
+    return comparison_declare.job_settings(config, wildcards.dataset)
 
 
 def comparison_heterogeneity_settings(wildcards):
-    return comparison_pipeline.job_settings(config, wildcards.dataset, heterogeneity=True)
+    return comparison_declare.job_settings(config, wildcards.dataset, heterogeneity=True)

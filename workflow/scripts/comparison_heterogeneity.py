@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.comparison import heterogeneity_sweep, load_data
 from fedclust.io import write_table
+from fedclust.papers.comparison.experiments import heterogeneity_sweep, load_data
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

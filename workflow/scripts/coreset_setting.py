@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.coreset import setting_table
 from fedclust.io import write_table
+from fedclust.papers.coreset.experiments import setting_table
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

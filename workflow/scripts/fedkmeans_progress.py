@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.federated_kmeans import progress_runs
 from fedclust.io import write_table
+from fedclust.papers.fedkmeans.experiments import progress_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -2,10 +2,10 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.kfed_federated import Oracle, run_experiment
-from fedclust.experiments.separation import select_oracle
+from fedclust.data.prepared import read_prepared
 from fedclust.io import write_table
+from fedclust.papers.kfed.federated import Oracle, run_experiment
+from fedclust.papers.kfed.separation import select_oracle
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

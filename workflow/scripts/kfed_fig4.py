@@ -3,9 +3,10 @@ tables."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-# imports torch before the job sets its thread count
-from fedclust.experiments.kfed_applications import fig4_data, fig4_runs
 from fedclust.io import write_table
+
+# imports torch before the job sets its thread count
+from fedclust.papers.kfed.applications import fig4_data, fig4_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.kfed_synthetic import run_setting
 from fedclust.io import write_table
+from fedclust.papers.kfed.synthetic import run_setting
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -3,8 +3,8 @@
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.centralized import reference_kmeans
-from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.separation import oracle_seed, write_oracle
+from fedclust.data.prepared import read_prepared
+from fedclust.papers.kfed.separation import oracle_seed, write_oracle
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -2,9 +2,9 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.separation import pairs_table, read_oracle
+from fedclust.data.prepared import read_prepared
 from fedclust.io import write_table
+from fedclust.papers.kfed.separation import pairs_table, read_oracle
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.separation import summarize_separation
 from fedclust.io import concat_tables, read_table, write_table
+from fedclust.papers.kfed.separation import summarize_separation
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -3,8 +3,8 @@
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 from fedclust.io import read_table, write_text
+from fedclust.papers.kfed.figures import table1_report
 from fedclust.pipeline.job import job
-from fedclust.plots.kfed import table1_report
 from fedclust.reproduction import load_targets
 
 with job(snakemake) as log:

@@ -6,8 +6,8 @@ import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
 # imports torch before the job sets its thread count
 from fedclust.data.mnist import load_mnist
-from fedclust.experiments.kfed_applications import table2_cells, table2_runs
 from fedclust.io import write_table
+from fedclust.papers.kfed.applications import table2_cells, table2_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

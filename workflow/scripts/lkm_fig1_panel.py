@@ -2,10 +2,10 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.localkmeans import fig1_panel
 from fedclust.io import write_table
+from fedclust.papers.localkmeans.declare import init_of_file_name
+from fedclust.papers.localkmeans.experiments import fig1_panel
 from fedclust.pipeline.job import job
-from fedclust.pipeline.localkmeans import init_of_file_name
 
 with job(snakemake) as log:
     table = fig1_panel(snakemake.params.synthetic, snakemake.params.settings,

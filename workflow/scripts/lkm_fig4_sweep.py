@@ -2,8 +2,8 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.localkmeans import fig4_sweep
 from fedclust.io import write_table
+from fedclust.papers.localkmeans.experiments import fig4_sweep
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

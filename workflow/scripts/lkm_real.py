@@ -2,9 +2,9 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.datasets import read_prepared
-from fedclust.experiments.localkmeans import real_data_runs
+from fedclust.data.prepared import read_prepared
 from fedclust.io import write_table
+from fedclust.papers.localkmeans.experiments import real_data_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

@@ -2,7 +2,7 @@
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
-from fedclust.experiments.datasets import prepare, write_prepared
+from fedclust.data.prepared import prepare, write_prepared
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:

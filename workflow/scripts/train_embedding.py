@@ -3,7 +3,7 @@
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 import torch  # noqa: F401  (loaded first, so that the job limits its threads)
 
-from fedclust.experiments.datasets import embed, write_prepared
+from fedclust.data.prepared import embed, write_prepared
 from fedclust.io import write_table
 from fedclust.pipeline.job import job
 

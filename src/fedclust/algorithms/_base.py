@@ -1,17 +1,7 @@
-"""The contract every federated clustering estimator follows.
-
-Every estimator subclasses :class:`FederatedClusteringMixin`: scikit-learn's conventions
-(parameters validated in ``fit``, nothing computed in ``__init__``, fitted attributes ending in
-``_``) plus ``fit(X, y=None, *, devices=None, sample_weight=None)``, ``devices`` a keyword
-routed as metadata. The mixin's ``fit`` validates the input, builds the
-:class:`~fedclust.federation.Federation` and the :class:`~fedclust.communication.Communication`
-ledger, draws from a generator that never consumes the caller's, calls the estimator's
-``_fit`` and sets what every estimator exposes (``cluster_centers_``, ``labels_``, equal to
-``predict(X)`` unless ``_labels_are_nearest_center`` says otherwise, ``inertia_``, ``n_iter_``,
-``converged_``, ``n_features_in_``, ``communication_``, and ``history_`` on estimators that run
-rounds); ``tests/test_common.py`` checks all of it for every estimator. The shared pieces of
-several estimators live here too: :func:`lloyd_rounds`, :func:`data_tolerance`,
-:func:`warn_not_converged`.
+"""The contract every federated clustering estimator follows: :class:`FederatedClusteringMixin`,
+scikit-learn's conventions plus ``fit(X, y=None, *, devices=None, sample_weight=None)``, which
+``tests/test_common.py`` checks for every estimator; and the pieces several estimators share,
+:func:`lloyd_rounds`, :func:`data_tolerance` and :func:`warn_not_converged`.
 """
 
 from __future__ import annotations
@@ -55,9 +45,19 @@ _X_CHECKS = {"accept_sparse": False, "dtype": [np.float64, np.float32], "order":
 class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                                BaseEstimator):
     """Shared ``fit``, ``predict``, ``fit_predict``, ``transform``, ``fit_transform`` and
-    ``score`` (see the module docstring); ``get_feature_names_out`` and ``set_output`` as
-    scikit-learn's ``KMeans`` has them (one output feature per cluster, the distance to its
-    center).
+    ``score``; ``get_feature_names_out`` and ``set_output`` as scikit-learn's ``KMeans`` has
+    them (one output feature per cluster, the distance to its center).
+
+    The contract: scikit-learn's conventions (parameters validated in ``fit``, nothing
+    computed in ``__init__``, fitted attributes ending in ``_``) plus ``fit(X, y=None, *,
+    devices=None, sample_weight=None)``, ``devices`` a keyword routed as metadata. ``fit``
+    validates the input, builds the :class:`~fedclust.federation.Federation` and the
+    :class:`~fedclust.communication.Communication` ledger, draws from a generator that never
+    consumes the caller's, calls the estimator's ``_fit`` and sets what every estimator
+    exposes (``cluster_centers_``, ``labels_``, equal to ``predict(X)`` unless
+    ``_labels_are_nearest_center`` says otherwise, ``inertia_``, ``n_iter_``, ``converged_``,
+    ``n_features_in_``, ``communication_``, and ``history_`` on estimators that run rounds);
+    ``tests/test_common.py`` checks all of it for every estimator.
 
     Subclasses declare ``_parameter_constraints`` (scikit-learn's declarative validation,
     checked by ``fit`` before anything else, in scikit-learn's words), extending this class's,

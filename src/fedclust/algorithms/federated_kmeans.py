@@ -1,16 +1,9 @@
-"""Federated k-means: FedAvg-style clustering (Triebe & Rajagopal, 2019, Algorithm 1).
-
-Every round the server samples ``m = max(floor(C M), 1)`` of the ``M`` clients and sends them
-its centroids ``Gamma``. Each sampled client runs ``ClientKMeans``: ``E`` epochs over its data
-cut into mini-batches of ``B`` rows (``B = None``: one batch of all its rows), each batch
-moving every centroid towards the batch's mean of its points at the client rate ``beta``
-weighted by the batch's share of the epoch's points, and returns its last epoch's cluster sizes
-``Lambda^(i)`` and centroids ``Gamma^(i)``. The server forms ``Lambda = sum Lambda^(i)`` and the
-size-weighted mean ``Gamma* = sum Lambda^(i) Gamma^(i) / Lambda`` cluster by cluster, and steps
-``Gamma <- Gamma + alpha (Gamma* - Gamma)``, optionally through a momentum.
-
-What the paper leaves open and how it is read here (each a parameter), the defaults and what
-they were measured to give: docs/algorithms.md, *Federated k-means*.
+"""Federated k-means: FedAvg-style clustering (Triebe & Rajagopal, 2019, Algorithm 1). Every
+round the server sends its centroids to a sample of the clients, each runs mini-batch k-means
+epochs on its own data, and the server steps towards their size-weighted mean;
+:class:`FederatedKMeans` is the estimator. The round step by step, what the paper leaves open and
+how it is read here, the defaults and what they were measured to give: docs/algorithms.md,
+*Federated k-means*.
 """
 
 from __future__ import annotations

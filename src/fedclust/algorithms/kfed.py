@@ -1,19 +1,10 @@
-"""k-FED: one-shot federated clustering (Dennis, Li & Smith, ICML 2021).
-
-Every device ``z`` clusters its own data into ``k^(z)`` clusters with the spectral algorithm of
-Awasthi & Sheffet (2012) (the paper's Algorithm 1; Sec. 3.2 assumes ``k^(z)`` known) and sends
-its local centers to the server, once. The server seeds ``k`` centers among all local centers by
-farthest-point traversal from the centers of one device and runs Lloyd's algorithm on the set of
-local centers (Algorithm 2): every local center goes to its nearest center (the sets ``tau``),
-every global center is the mean of its set, and every device receives the cluster identity of
-each of its local centers. Each point then takes the cluster of its local center: the *induced
-clustering* (Definition 3.3). Algorithm 2 as printed -- one device drawn at random, one Lloyd
-round, unweighted -- is ``KFed(k, k', server_starts=1, server_lloyd_rounds=1,
-server_weighting="uniform")``; the defaults serve a user who does not know ``k'`` (``k`` local
-centers per device, their sizes, a server that weighs them: the class's Notes).
-
-Implementation notes (every choice and where it departs from the paper or the authors'
-code, with its measurement): docs/algorithms.md, *k-FED*.
+"""k-FED: one-shot federated clustering (Dennis, Li & Smith, ICML 2021). Every device clusters
+its own data with the spectral algorithm of Awasthi & Sheffet (2012) (Algorithm 1,
+:func:`awasthi_sheffet`) and sends its local centers to the server, once; the server clusters
+the local centers (Algorithm 2, :meth:`KFed.server_step`) and returns the cluster of each, and
+every point takes the cluster of its local center. :class:`KFed` is the estimator. The algorithm
+step by step and every choice where it departs from the paper or the authors' code, with its
+measurement: docs/algorithms.md, *k-FED*.
 """
 
 from __future__ import annotations
@@ -260,8 +251,8 @@ def awasthi_sheffet(federation: Federation, device_clusters, *, random_state=Non
         Project onto the top-``k^(z)`` singular subspace before seeding (step 1). Turning it off
         is an ablation, not the paper's algorithm.
     local_means : {"projected", "original"}
-        Lloyd's starting centers: the projected or the original means of ``S_r`` (see the
-        module docstring).
+        Lloyd's starting centers: the projected or the original means of ``S_r`` (see
+        docs/algorithms.md, *k-FED*).
     max_iter : int
         Lloyd update steps at most (step 4 runs "until convergence").
     draws : LocalDraws, optional
@@ -640,8 +631,8 @@ class KFed(FederatedClusteringMixin):
         (Not with ``device_clusters="auto"``.) Devices whose local centers the server tries as
         the start of its seeding (Algorithm 2,
         step 2: "pick any z"); it keeps the clustering of the local centers with the smallest
-        total distance from each local center to its global center (see the module
-        docstring). ``1``: one participating device drawn at random, as printed; ``n``: ``n``
+        total distance from each local center to its global center (see docs/algorithms.md,
+        *k-FED*). ``1``: one participating device drawn at random, as printed; ``n``: ``n``
         of the participating devices that sent centers, drawn at random (all of them, in
         device order, when there are at most ``n``); ``"all"``: every one.
     server_weighting : {"uniform", "size"}, default="size"
@@ -652,7 +643,7 @@ class KFed(FederatedClusteringMixin):
     local_means : {"projected", "original"}, default="projected"
         Lloyd's starting centers in Algorithm 1, step 3: the means of ``S_r`` projected on the
         top-``k^(z)`` singular subspace (the authors' code) or of the original points (the
-        text's ``mu(S_r)``); see the module docstring.
+        text's ``mu(S_r)``); see docs/algorithms.md, *k-FED*.
     local_max_iter : int, default=300
         Lloyd update steps at most on each device (Algorithm 1 runs to convergence).
     proximity_ratio : float, default=3.0

@@ -1,17 +1,9 @@
-"""LocalKMeans: Lloyd's algorithm with distributed local iterations.
-
-(Vardhan, Zhu, Ghosh & Mazumdar, "LocalKMeans: Convergence of Lloyd's Algorithm with
-Distributed Local Iterations", 2025.) ``M`` machines start from the same global centers. Every
-iteration, each machine runs one Lloyd step on its own data from its current centers; every
-``L`` iterations the server replaces every machine's centers by their aggregate, each cluster's
-center averaged over machines with weights equal to the machines' local cluster sizes; ``T``
-iterations in all. With ``L = 1`` the aggregate of the local means is the pooled mean, so
-LocalKMeans is exactly centralized Lloyd; with no aggregation the machines never communicate.
-
-Initialization is LocalKMeans++ (the paper's Algorithm 2): k-means++ run without moving data,
-whose output has the distribution of centralized k-means++
-(:func:`~fedclust.seeding.distributed_kmeans_plusplus`), or any given centers (the synthetic
-experiments perturb the true centers).
+"""LocalKMeans: Lloyd's algorithm with distributed local iterations (Vardhan, Zhu, Ghosh &
+Mazumdar, "LocalKMeans: Convergence of Lloyd's Algorithm with Distributed Local Iterations",
+2025). Every machine runs Lloyd steps on its own data, and every ``L`` iterations the server
+replaces their centers by the size-weighted aggregate. :class:`LocalKMeans` is the estimator and
+:func:`local_lloyd_steps` a machine's steps between two aggregations. The algorithm and its
+initialization: docs/algorithms.md, *LocalKMeans*.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from .._validation import check_choice
+
+# a private handle: the loaders' `progress` parameter shadows the function's name
 from ..progress import progress as _progress
 from .cache import read_h5, write_h5
 from .download import DataUnavailableError, RemoteFile, extract_members, fetch, verify_file
@@ -92,9 +94,8 @@ CIFAR10_BATCH_MD5 = {
 }
 
 
-_BATCH_NAMES = CIFAR10_BATCHES["train"] + CIFAR10_BATCHES["test"]
 #: Every file of ``cifar-10-batches-py`` the loader reads.
-CIFAR10_PYTHON_BATCHES = _BATCH_NAMES
+CIFAR10_PYTHON_BATCHES = CIFAR10_BATCHES["train"] + CIFAR10_BATCHES["test"]
 
 
 class Cifar10FormatError(ValueError):
@@ -159,8 +160,8 @@ def fetch_cifar10_python(root, *, mirror=None, progress: bool = True) -> Path:
     """
     root = Path(root)
     folder = root / BATCH_FOLDER
-    missing = [name for name in _BATCH_NAMES if not (folder / name).is_file()]
-    for name in _BATCH_NAMES:
+    missing = [name for name in CIFAR10_PYTHON_BATCHES if not (folder / name).is_file()]
+    for name in CIFAR10_PYTHON_BATCHES:
         if name not in missing:
             verify_cifar10_batch(folder / name)
     if missing:
@@ -399,13 +400,14 @@ def _source_files(root: Path, source: str, mirror, download: bool,
     if download:
         fetch_cifar10_python(root, mirror=mirror, progress=progress)
     else:
-        missing = [str(folder / name) for name in _BATCH_NAMES if not (folder / name).is_file()]
+        missing = [str(folder / name) for name in CIFAR10_PYTHON_BATCHES
+                   if not (folder / name).is_file()]
         if missing:
             raise FileNotFoundError(f"CIFAR-10 batch file(s) missing: {missing} (fetch them "
                                     f"with fetch_cifar10_python or download=True)")
-        for name in _BATCH_NAMES:
+        for name in CIFAR10_PYTHON_BATCHES:
             verify_cifar10_batch(folder / name)
-    return [(folder / name, "md5", CIFAR10_BATCH_MD5[name]) for name in _BATCH_NAMES]
+    return [(folder / name, "md5", CIFAR10_BATCH_MD5[name]) for name in CIFAR10_PYTHON_BATCHES]
 
 
 def load_cifar10(root, *, source: str = "official", mirror=None, download: bool = False,

@@ -39,7 +39,6 @@ POSTURES_SUBSET = RemoteFile(
 _MARKER_COLUMNS = [f"{axis}{i}" for i in range(12) for axis in "XYZ"]
 #: The CSV inside UCI's archive (and the name it is fetched to).
 POSTURES_CSV = "Postures.csv"
-_CSV_NAME = POSTURES_CSV
 _COLUMNS = ["Class", "User", *_MARKER_COLUMNS]
 
 
@@ -85,12 +84,12 @@ def postures_csv_from_archive(archive, label: str | None = None) -> bytes:
     label = label or str(archive)
     try:
         with zipfile.ZipFile(archive) as zf:
-            hits = _members_named(zf, _CSV_NAME, Path(archive).name)
+            hits = _members_named(zf, POSTURES_CSV, Path(archive).name)
     except zipfile.BadZipFile as exc:
         raise ValueError(f"{label}: not a readable zip archive ({exc})") from exc
     if len(hits) != 1:
         found = ", ".join(h[0] for h in hits) or "none"
-        raise ValueError(f"{label}: expected exactly one {_CSV_NAME} in the UCI archive; "
+        raise ValueError(f"{label}: expected exactly one {POSTURES_CSV} in the UCI archive; "
                          f"found {found}")
     return hits[0][1]
 
@@ -98,7 +97,7 @@ def postures_csv_from_archive(archive, label: str | None = None) -> bytes:
 def _check_uci_archive(path: Path, label: str) -> None:
     """Content check standing in for the checksum UCI does not publish (see module doc)."""
     with tempfile.TemporaryDirectory() as tmp:
-        csv = Path(tmp) / _CSV_NAME
+        csv = Path(tmp) / POSTURES_CSV
         csv.write_bytes(postures_csv_from_archive(path, label))
         try:
             data = load_postures(csv)
@@ -106,7 +105,7 @@ def _check_uci_archive(path: Path, label: str) -> None:
             raise ValueError(f"{label}: {exc}") from exc
     unknown = sorted(set(np.unique(data.posture).tolist()) - set(POSTURES_CLASSES))
     if unknown:
-        raise ValueError(f"{label}: {_CSV_NAME} holds posture classes {unknown} outside "
+        raise ValueError(f"{label}: {POSTURES_CSV} holds posture classes {unknown} outside "
                          f"{list(POSTURES_CLASSES)}; not the UCI Postures data")
 
 
@@ -124,7 +123,7 @@ def fetch_postures_uci(root, *, mirror=None, progress: bool = True) -> Path:
     ``root / "Postures.csv"``; returns that path."""
     root = Path(root)
     archive = fetch(POSTURES_UCI, root, mirror=mirror, progress=progress)
-    dest = root / _CSV_NAME
+    dest = root / POSTURES_CSV
     with atomic_path(dest) as tmp:
         tmp.write_bytes(postures_csv_from_archive(archive))
     return dest

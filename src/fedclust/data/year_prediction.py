@@ -1,16 +1,9 @@
-"""UCI YearPredictionMSD (Bertin-Mahieux et al., 2011; UCI data set 203).
-
-The data set Balcan, Ehrlich & Liang (NeurIPS 2013, Sec. 5) cluster: 515,345 songs of the
-Million Song Dataset, each a row ``year, f1, ..., f90`` of ``YearPredictionMSD.txt`` (comma
-separated, no header): the release year (1922-2011) and 90 timbre features (12 averages and 78
-covariances). The paper clusters the 90 features with ``k = 50``; the year is kept as the row's
-label.
-
-UCI publishes no checksum for ``YearPredictionMSD.txt.zip``, so its content is verified instead
-(as for Postures): the archive must hold exactly one ``YearPredictionMSD.txt`` of
-:data:`YEAR_ROWS` rows, each of 91 numbers with a year in 1922-2011. The file is not in the
-offline mirror: it is downloaded from UCI (about 200 MB) or read from a mirror that holds it at
-``year_prediction_msd/YearPredictionMSD.txt.zip``.
+"""UCI YearPredictionMSD (Bertin-Mahieux et al., 2011; UCI data set 203), the data set Balcan,
+Ehrlich & Liang (NeurIPS 2013, Sec. 5) cluster: 515,345 songs, each a row ``year, f1, ...,
+f90`` (the release year, kept as the row's label, and 90 timbre features). UCI publishes no
+checksum, so :func:`fetch_year_prediction` verifies the archive by content and
+:func:`load_year_prediction` reads it. The layout, the checks and where the file comes from:
+docs/data.md, *YearPredictionMSD*.
 """
 
 from __future__ import annotations

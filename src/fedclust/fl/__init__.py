@@ -1,18 +1,8 @@
-"""Federated training on top of the federation and the ledger: FedAvg, IFCA and client
-selection (random, pow-d, k-FED + pow-d), for k-FED's applications (Dennis et al., 2021,
-Sec. 4.2.2 and App. B.1).
-
-PyTorch is the optional extra ``embed``; nothing outside :mod:`fedclust.fl` and
-:mod:`fedclust.embed` imports it, so the clustering library and the pipeline registry load
-without it.
-
-* :mod:`fedclust.fl.models`: the models (IFCA's 784-200-10 MLP, a character LSTM).
-* :mod:`fedclust.fl.stacked`: many copies of one model as stacked parameters, trained by one
-  batched call per local step (no Python loop over devices or samples; the MLP's step is
-  written out and fused, the other models' go through autograd).
-* :mod:`fedclust.fl.data`: per-device row stores, train/test splits, FedProx's power-law
-  class partition.
-* :mod:`fedclust.fl.selection`: which devices train in a round.
-* :mod:`fedclust.fl.training`: the round loop (FedAvg, one model per group, IFCA with
-  random restarts scored by its own objective).
+"""Federated training on top of the federation and the ledger -- FedAvg, IFCA and client
+selection (random, pow-d, k-FED + pow-d) -- for k-FED's applications (Dennis et al., 2021,
+Sec. 4.2.2 and App. B.1): the models (:mod:`fedclust.fl.models`), many copies of one model
+trained by one batched call per local step (:mod:`fedclust.fl.stacked`), per-device rows and
+splits (:mod:`fedclust.fl.data`), k-FED's clusters as training groups (:mod:`fedclust.fl.clusters`),
+client selection (:mod:`fedclust.fl.selection`) and the round loop (:mod:`fedclust.fl.training`).
+PyTorch is the optional extra ``embed``: see docs/library.md.
 """

@@ -1,19 +1,7 @@
-"""The models of k-FED's applications (Dennis et al., 2021, App. B.1).
-
-* :class:`MLP`: Table 2's model. App. B.1 says "a CNN-based model with one hidden layer and 200
-  hidden units ... following Ghosh et al. (2020)"; Ghosh et al.'s rotated-MNIST model (their
-  public code's ``SimpleLinear(h1=200)``) is a 784-200-10 ReLU network with no convolution, so we
-  read "CNN-based" as a slip and build that network (reconstructed).
-* :class:`CharLSTM`: the Shakespeare model of Fig 4. LEAF's is an 8-d embedding and two LSTM
-  layers of 256 units; on a CPU we default to one layer (the size is a config knob; not in the
-  paper, which only points to LEAF).
-
-Each model also has ``stacked_forward(params, x)``: the forward pass of ``D`` copies at once,
-``params`` holding every parameter with a leading dimension ``D`` and ``x`` one batch per copy
-(``(D, B, ...)``), written with batched matrix products. The gradient of the sum of the
-copies' losses is then every copy's own gradient, so one backward pass trains all the devices
-of a round (:mod:`fedclust.fl.stacked`). ``torch.func.vmap`` over ``nn.LSTM`` falls back to a
-slow loop on a CPU and has no batching rule at all without autograd, hence this form.
+"""The models of k-FED's applications (Dennis et al., 2021, App. B.1): Table 2's
+:class:`MLP` and Fig 4's :class:`CharLSTM`, each with a ``stacked_forward(params, x)`` that runs
+``D`` copies at once, so that all the devices of a round train in one batched call
+(:mod:`fedclust.fl.stacked`), and :func:`build_model` to build them by name.
 """
 
 from __future__ import annotations
@@ -26,7 +14,12 @@ __all__ = ["MLP", "CharLSTM", "build_model", "n_parameters", "MODELS"]
 
 
 class MLP(nn.Module):
-    """``d_in -> hidden -> n_classes`` with one ReLU (Ghosh et al.'s ``SimpleLinear``)."""
+    """``d_in -> hidden -> n_classes`` with one ReLU (Ghosh et al.'s ``SimpleLinear``).
+
+    Table 2's model (reconstructed). App. B.1 says "a CNN-based model with one hidden layer and
+    200 hidden units ... following Ghosh et al. (2020)"; Ghosh et al.'s rotated-MNIST model
+    (their public code's ``SimpleLinear(h1=200)``) is a 784-200-10 ReLU network with no
+    convolution, so we read "CNN-based" as a slip and build that network."""
 
     def __init__(self, d_in: int = 784, hidden: int = 200, n_classes: int = 10):
         super().__init__()
@@ -38,6 +31,11 @@ class MLP(nn.Module):
 
     @staticmethod
     def stacked_forward(params: dict, x: torch.Tensor) -> torch.Tensor:
+        """The forward pass of ``D`` copies at once: ``params`` holds every parameter with a
+        leading dimension ``D`` and ``x`` one batch per copy (``(D, B, ...)``), in batched
+        matrix products. The gradient of the sum of the copies' losses is then every copy's
+        own gradient, so one backward pass trains all the devices of a round
+        (:mod:`fedclust.fl.stacked`)."""
         hidden = torch.relu(torch.baddbmm(params["fc1.bias"][:, None], x,
                                           params["fc1.weight"].transpose(1, 2)))
         return torch.baddbmm(params["fc2.bias"][:, None], hidden,
@@ -72,7 +70,11 @@ class MLP(nn.Module):
 
 
 class CharLSTM(nn.Module):
-    """Next-character model: embedding, LSTM, a linear layer on the last step's state."""
+    """Next-character model: embedding, LSTM, a linear layer on the last step's state.
+
+    Fig 4's Shakespeare model. LEAF's is an 8-d embedding and two LSTM layers of 256 units; on a
+    CPU we default to one layer (the size is a config knob; not in the paper, which only points
+    to LEAF)."""
 
     def __init__(self, vocab: int = 80, embed: int = 8, hidden: int = 128, layers: int = 1):
         super().__init__()
@@ -89,7 +91,9 @@ class CharLSTM(nn.Module):
         LSTM kernel per copy. A stack batched over copies would step through time in Python
         with one small product per step; the compiled per-copy kernel is 7-21x faster on one
         thread (``benchmarks/results/fl_round.md``), and autograd still gives every copy its
-        own gradient from one backward pass of the summed losses."""
+        own gradient from one backward pass of the summed losses. (``torch.func.vmap`` over
+        ``nn.LSTM`` falls back to a slow loop on a CPU and has no batching rule at all without
+        autograd.)"""
         return torch.stack([
             functional_call(self, {name: p[i] for name, p in params.items()}, (x[i],))
             for i in range(x.shape[0])])

@@ -1,20 +1,8 @@
-"""Which devices train in a round (k-FED, Sec. 4.2.2 and Fig 4).
-
-* :class:`RandomBySize`: ``m`` devices drawn without replacement with probability
-  proportional to their number of training rows.
-* :class:`PowerOfChoice`: pow-d (Cho et al., 2020, cited by k-FED l.255): draw ``d``
-  candidates as above, ask each for its local loss under the current global model, keep the
-  ``m`` with the largest losses. The ``d`` loss queries are communication (the model down, one
-  float up), counted by the trainer.
-* :class:`KFedPowerOfChoice`: k-FED + pow-d. k-FED's words (Sec. 4.2.2): "further filtering
-  out the devices coming from the same clusters". Read precisely (our reading): walk the
-  candidates in decreasing loss and accept a device unless its cluster (:func:`device_cluster_of`)
-  was already accepted this round; if the candidates span fewer than ``m`` clusters, fill the
-  round with the highest-loss rejected candidates (not in the paper; every strategy then
-  trains ``m`` devices a round), counted in ``n_filled``.
-
-Each ``select(rng, sizes, query_losses)`` returns a :class:`Selection`; ``query_losses(ids)``
-is the trainer's callback that evaluates (and counts) the loss queries.
+"""Which devices train in a round (k-FED, Sec. 4.2.2 and Fig 4): :class:`RandomBySize`, pow-d
+(:class:`PowerOfChoice`) and k-FED + pow-d (:class:`KFedPowerOfChoice`, with
+:func:`device_cluster_of`, the k-FED cluster of every device). Each ``select(rng, sizes,
+query_losses)`` returns a :class:`Selection`; ``query_losses(ids)`` is the trainer's callback
+that evaluates (and counts) the loss queries.
 """
 
 from __future__ import annotations
@@ -58,8 +46,10 @@ class RandomBySize:
 
 
 class PowerOfChoice:
-    """pow-d (Cho et al., 2020): the ``m`` largest local losses among ``d`` candidates drawn
-    proportionally to size. ``d = m`` is random selection (with loss queries)."""
+    """pow-d (Cho et al., 2020, cited by k-FED l.255): draw ``d`` candidates proportionally to
+    size, ask each for its local loss under the current global model, and keep the ``m`` with
+    the largest losses. ``d = m`` is random selection (with loss queries). The ``d`` loss
+    queries are communication (the model down, one float up), counted by the trainer."""
 
     def __init__(self, m: int, d: int):
         self.m = check_int(m, "devices_per_round", low=1)
@@ -78,8 +68,14 @@ class PowerOfChoice:
 
 
 class KFedPowerOfChoice(PowerOfChoice):
-    """pow-d whose round takes at most one device per k-FED cluster (see the module
-    docstring); ``clusters[z]`` is device ``z``'s cluster."""
+    """k-FED + pow-d: pow-d whose round takes at most one device per k-FED cluster;
+    ``clusters[z]`` is device ``z``'s cluster (:func:`device_cluster_of`).
+
+    k-FED's words (Sec. 4.2.2): "further filtering out the devices coming from the same
+    clusters". Read precisely (our reading): walk the candidates in decreasing loss and accept
+    a device unless its cluster was already accepted this round; if the candidates span fewer
+    than ``m`` clusters, fill the round with the highest-loss rejected candidates (not in the
+    paper; every strategy then trains ``m`` devices a round), counted in ``n_filled``."""
 
     def __init__(self, m: int, d: int, clusters):
         super().__init__(m, d)

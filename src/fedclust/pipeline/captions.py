@@ -1,10 +1,10 @@
-"""Report captions: Jinja templates beside the workflow, rendered from the run's config.
+"""Report captions: Jinja templates in each paper's folder, rendered from the run's config.
 
 Every caption of the report (each figure's, and those of the tables a paper's own rules put in
-it) is a Jinja template under ``workflow/report/captions/`` (:data:`CAPTIONS`, found from this
-file's place in a checkout); the paper modules only declare which template a figure or table
-uses and compute what it needs (:class:`~fedclust.pipeline.declarations.Figure`'s ``caption``
-and ``caption_context``). The folder's conventions: ``docs/library.md`` (Caption templates).
+it) is a Jinja template in ``fedclust/papers/<paper>/captions/``, named ``"<paper>/<file>"``;
+the paper's declarations only say which template a figure or table uses and compute what it
+needs (:class:`~fedclust.pipeline.declarations.Figure`'s ``caption`` and ``caption_context``).
+The folder's conventions: ``docs/library.md`` (Caption templates).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import jinja2
 
 __all__ = ["CAPTIONS", "render"]
 
-#: ``<repository>/workflow/report/captions``: this file is ``<repository>/src/fedclust/pipeline/``.
-CAPTIONS = Path(__file__).resolve().parents[3] / "workflow" / "report" / "captions"
+#: The folder of the papers' folders: template ``"kfed/table1.rst"`` is
+#: ``<CAPTIONS>/kfed/captions/table1.rst``.
+CAPTIONS = Path(__file__).resolve().parents[1] / "papers"
 
 
 def _formatted(value, spec: str) -> str:
@@ -43,11 +44,15 @@ class _SubscriptIsKeyEnvironment(jinja2.Environment):
 @cache
 def _environment(directory: Path) -> jinja2.Environment:
     if not directory.is_dir():
-        raise FileNotFoundError(
-            f"no caption templates at {directory}: they ship with the workflow "
-            f"(workflow/report/captions/), so fedclust renders captions only when installed "
-            f"from a checkout (pip install -e .)")
-    environment = _SubscriptIsKeyEnvironment(loader=jinja2.FileSystemLoader(directory),
+        raise FileNotFoundError(f"no caption templates at {directory}")
+    if directory == CAPTIONS:
+        # found by folder, not by importing the papers (the core never imports them)
+        loader = jinja2.PrefixLoader({paper.name: jinja2.FileSystemLoader(paper / "captions")
+                                      for paper in sorted(directory.iterdir())
+                                      if (paper / "captions").is_dir()})
+    else:
+        loader = jinja2.FileSystemLoader(directory)
+    environment = _SubscriptIsKeyEnvironment(loader=loader,
                                              undefined=jinja2.StrictUndefined,
                                              autoescape=False)
     environment.filters["formatted"] = _formatted
@@ -61,11 +66,11 @@ def render(template: str, context: dict, directory: Path | str | None = None) ->
     Parameters
     ----------
     template : str
-        Its path under ``directory``, e.g. ``"kfed/table1.rst"``.
+        ``"<paper>/<file>"``, e.g. ``"kfed/table1.rst"`` (with ``directory``, its path there).
     context : dict
         The names the template reads.
     directory : path, optional
-        The templates' folder; :data:`CAPTIONS` by default.
+        A folder of templates to use instead of the papers' own.
 
     Returns
     -------

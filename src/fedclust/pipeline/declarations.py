@@ -1,11 +1,9 @@
-"""What a paper module declares: its :class:`Paper`, with its :class:`Figure` and :class:`Table`
-entries, and the helpers their inputs and caption contexts are built with (the captions' text
-is in templates under ``workflow/report/captions/``, :mod:`fedclust.pipeline.captions`).
-
-Below both the paper modules (which build their ``PAPER`` from these) and
-:mod:`fedclust.pipeline.registry` (which collects the ``PAPER`` of every paper module): no
-paper module imports the registry, so the registry and the papers form no import circle.
-Nothing heavy is imported (the Snakefile reads this at parse time).
+"""What a paper's ``declare`` module declares: its :class:`Paper`, with its :class:`Figure` and
+:class:`Table` entries, and the helpers their inputs and caption contexts are built with (the
+captions' text is in templates in the paper's ``captions/``, :mod:`fedclust.pipeline.captions`).
+Below both the papers (which build their ``PAPER`` from these) and
+:mod:`fedclust.pipeline.registry` (which collects them); nothing heavy is imported (the
+Snakefile reads this at parse time).
 """
 
 from __future__ import annotations
@@ -48,15 +46,14 @@ class Figure:
     ----------
     name : str
         File stem after ``<paper>_``; a ``{dataset}`` field makes one figure per data set of
-        ``datasets(config)``.
+        ``datasets(config)``. The paper's ``figures`` module draws it with the function of the
+        same name, the field left out (:attr:`function`): it takes the tables (as DataFrames,
+        in the order of ``inputs``) and ``options`` and returns a matplotlib figure.
     inputs : callable(config, dataset) -> list of str
         The results tables it is drawn from (its only inputs).
-    plot : str
-        ``"module:function"``; the function takes the tables (as DataFrames, in the order of
-        ``inputs``) and ``options`` and returns a matplotlib figure.
     caption : str
-        The report caption's template, its path under ``workflow/report/captions/`` (e.g.
-        ``"kfed/fig1_accuracy_vs_separation.rst"``; the conventions are in
+        The report caption's template, ``"<paper>/<file>"`` for the paper's
+        ``captions/<file>`` (e.g. ``"kfed/fig1_accuracy_vs_separation.rst"``; the conventions are in
         :mod:`fedclust.pipeline.captions`): what the figure shows, which paper figure it
         reproduces, every deviation; numbers come from the config, never from literals.
     caption_context : callable(config, dataset) -> dict
@@ -75,13 +72,18 @@ class Figure:
 
     name: str
     inputs: Callable[[dict, str | None], list[str]]
-    plot: str
     caption: str
     caption_context: Callable[[dict, str | None], dict] = _nothing_computed
     enabled: Callable[[dict], bool] = _always
     datasets: Callable[[dict], list[str]] | None = None
     options: dict = field(default_factory=dict)
     instance_pattern: str | None = None
+
+    @property
+    def function(self) -> str:
+        """The name of the function that draws it: ``name`` without its ``{dataset}`` field
+        (``"fig5_separation_{dataset}"`` is drawn by ``fig5_separation``)."""
+        return self.name.replace("_{dataset}", "").replace("{dataset}", "")
 
     def instances(self, config) -> dict[str, str | None]:
         """``{figure name: data set}`` of every instance the config enables."""
@@ -104,9 +106,8 @@ class Paper:
         The citation shown in reports.
     figures : tuple of Figure
     tables : tuple of Table
-        Tables gathered from parts by the generic ``gather`` rule.
-    claims : str
-        ``"module:function"`` turning ``{name: DataFrame}`` and the paper targets into claims.
+        Tables gathered from parts by the generic ``gather`` rule. The paper's ``claims``
+        module turns them and the paper targets into claims (its function ``claims``).
     claim_inputs : callable(config) -> dict of str -> str
         The tables the claims read, by name.
     extra_targets : callable(config) -> list of str
@@ -121,7 +122,6 @@ class Paper:
     title: str
     figures: tuple[Figure, ...]
     tables: tuple[Table, ...]
-    claims: str
     claim_inputs: Callable[[dict], dict[str, str]]
     extra_targets: Callable[[dict], list[str]] = lambda config: []
     table_captions: dict[str, str] = field(default_factory=dict)

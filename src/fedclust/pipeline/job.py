@@ -1,18 +1,6 @@
-"""What every workflow script does around its one library call: logs, threads, errors.
-
-A script is thin::
-
-    with job(snakemake) as log:
-        table = some_library_function(...)
-        write_table(table, snakemake.output[0])
-
-:func:`job` sends the ``fedclust`` logger, warnings and progress to the rule's ``log:`` file
-(progress as plain periodic lines, not bar redraws), limits BLAS (and torch, if loaded) to the
-job's ``threads`` -- Snakemake sets the thread variables only for ``shell:`` rules -- and, when
-the job fails, writes the full traceback to the log and one short line naming the rule, the
-error and the log file to the terminal, so the cause is visible without opening the log. A job
-that succeeds prints one line with its time (``done coreset_setting (partition=uniform, ...) in
-38.2 min``), so a run of hours reads as one line per finished job.
+"""What every workflow script does around its one library call: :func:`job` sends logs,
+warnings and progress to the rule's log file, limits the threads to the job's and reports an
+error in one line; :func:`stop_when_orphaned` stops a job whose Snakemake is gone.
 """
 
 from __future__ import annotations
@@ -86,7 +74,19 @@ def stop_when_orphaned(rule: str, log, *, interval: float = 2.0) -> threading.Th
 
 @contextlib.contextmanager
 def job(snakemake):
-    """Run a script's body as one pipeline job (see the module docstring).
+    """Run a script's body as one pipeline job. A script is thin::
+
+        with job(snakemake) as log:
+            table = some_library_function(...)
+            write_table(table, snakemake.output[0])
+
+    Sends the ``fedclust`` logger, warnings and progress to the rule's ``log:`` file (progress
+    as plain periodic lines, not bar redraws), limits BLAS (and torch, if loaded) to the job's
+    ``threads`` -- Snakemake sets the thread variables only for ``shell:`` rules -- and, when
+    the job fails, writes the full traceback to the log and one short line naming the rule, the
+    error and the log file to the terminal, so the cause is visible without opening the log. A
+    job that succeeds prints one line with its time (``done coreset_setting (partition=uniform,
+    ...) in 38.2 min``), so a run of hours reads as one line per finished job.
 
     Yields the ``fedclust`` logger. On an exception the process exits with status 1 after
     logging; Snakemake then marks the job failed and removes its outputs.

@@ -1,17 +1,14 @@
 """What each paper's pipeline produces, declared once: figures, gathered tables, claims.
 
-A paper module (:mod:`fedclust.pipeline.kfed`, :mod:`fedclust.pipeline.localkmeans`, ...)
-declares one :class:`~fedclust.pipeline.declarations.Paper`. The workflow reads it for
-everything that would otherwise be repeated: the targets of ``rule all``, the wildcard
-constraints of the generic ``figure``, ``gather`` and ``claims`` rules, each figure's input
-tables, plot function and caption, and the tables the claims are computed from. Adding a
-figure is one :class:`Figure` entry (plus its plot function in :mod:`fedclust.plots` and its
-caption template under ``workflow/report/captions/``, :mod:`fedclust.pipeline.captions`); no
-rule, script or config key changes.
-
-This module and the paper modules import nothing heavy: the Snakefile reads them at parse
-time. Plot and claim functions are named by ``"module:function"`` strings and imported only
-by the jobs that call them.
+Each paper's ``declare`` module (:mod:`fedclust.papers.kfed.declare`, ...) declares one
+:class:`~fedclust.pipeline.declarations.Paper`; the papers are found by name
+(:data:`fedclust.papers.PAPERS`), never imported by the core. The workflow reads them for the
+targets of ``rule all``, the wildcard constraints of the generic ``figure``, ``gather`` and
+``claims`` rules, each figure's input tables, plot function and caption, and the tables the
+claims are computed from. A figure is one :class:`Figure` entry, the function of its name in
+the paper's ``figures`` module and its caption template in the paper's ``captions/``; no rule,
+script or config key changes. Nothing heavy is imported here (the Snakefile reads this at
+parse time); the plot and claim functions are imported only by the jobs that call them.
 """
 
 from __future__ import annotations
@@ -19,22 +16,23 @@ from __future__ import annotations
 import re
 from importlib import import_module
 
-# the declarations the paper modules build their PAPER from (a module below both, so that the
-# registry imports the paper modules and they never import it)
+# the declarations the papers build their PAPER from (a module below both)
 from ..vocabulary import resolve
 from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
-           "figure", "figure_inputs", "figure_caption", "table_caption", "caption_templates",
+           "figure", "plot_function", "figure_inputs", "figure_caption", "table_caption",
+           "caption_templates",
            "stated_differences", "figure_pattern", "gathered_tables", "table_parts",
            "claims_inputs", "resolve", "check_claims", "catalogue", "check_figure_name"]
 
 
 def papers() -> dict[str, Paper]:
     """Every paper of the pipeline, by key."""
-    from . import comparison, coreset, fedkmeans, kfed, localkmeans
-    return {p.key: p for p in (kfed.PAPER, localkmeans.PAPER, coreset.PAPER, fedkmeans.PAPER,
-                               comparison.PAPER)}
+    from ..papers import PAPERS
+
+    # by name, so that no module of the core imports a paper's
+    return {key: import_module(f"fedclust.papers.{key}.declare").PAPER for key in PAPERS}
 
 
 def paper(key: str) -> Paper:
@@ -58,6 +56,13 @@ def figure(paper_key: str, name: str, config) -> tuple[Figure, str | None]:
             return fig, instances[name]
     raise ValueError(f"{paper_key} has no enabled figure {name!r} in this config; enabled: "
                      f"{figure_names(config).get(paper_key, [])}")
+
+
+def plot_function(paper_key: str, name: str, config) -> str:
+    """The ``"module:function"`` that draws figure ``name``: the function named as the figure
+    (:attr:`Figure.function`) in the paper's ``figures`` module."""
+    fig, _ = figure(paper_key, name, config)
+    return f"fedclust.papers.{paper_key}.figures:{fig.function}"
 
 
 def figure_inputs(paper_key: str, name: str, config) -> list[str]:
@@ -202,8 +207,8 @@ def check_claims(paper_key: str, tables: dict, targets: dict, declared=None,
     rows they touch."""
     from ..reproduction import declare_profile, name_stand_ins, skipped_claims
 
-    module = import_module(paper(paper_key).claims.partition(":")[0])
-    claims = resolve(paper(paper_key).claims)(tables, targets)
+    module = import_module(f"fedclust.papers.{paper(paper_key).key}.claims")
+    claims = module.claims(tables, targets)
     claims += skipped_claims(module.PAPER, paper_key, tables)
     if config is not None and hasattr(module, "setup_stand_ins"):
         name_stand_ins(claims, module.setup_stand_ins(config, targets))

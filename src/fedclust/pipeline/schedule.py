@@ -1,16 +1,8 @@
-"""What a profile would take on N cores: a dry run's job graph with measured job times.
-
-A whole profile is hours at the paper's scale; before running it again after a change to the
-job graph (a panel in or out, a rule's threads), its wall time on N cores can be estimated
-from a finished run's per-job times (Snakemake's ``benchmark:`` files) laid over the new
-graph (``snakemake -n``'s printout): a list schedule that starts, whenever cores are free, the
-ready job with the longest path of work still behind it (or the dry run's order, closer to
-what Snakemake's own scheduler does when every job has the same priority). The estimate is a
-plan, not a measurement: ``benchmarks/profiles.py`` measures.
-
-A job's time is its measured wall time (a job that now runs on fewer threads than it was
-measured with: its CPU time, the work it did on its threads, now on fewer), or its CPU time:
-an upper and a lower estimate where the measured run shared its machine (:func:`job_seconds`).
+"""What a profile would take on N cores, planned before running it again after a change to the
+job graph: a dry run's jobs (``snakemake -n``'s printout, :func:`parse_dry_run`), each with its
+time measured in a finished run (Snakemake's ``benchmark:`` files, :func:`job_seconds`: an
+upper and a lower estimate), laid out by a list schedule (:func:`list_schedule`). The estimate
+is a plan, not a measurement: ``benchmarks/profiles.py`` measures.
 """
 
 from __future__ import annotations
@@ -96,7 +88,8 @@ def list_schedule(jobs: list[PlannedJob], seconds, cores: int, *,
     """Wall seconds of running ``jobs`` (taking ``seconds[i]`` each, on ``min(threads,
     cores)`` cores) on ``cores`` cores: whenever a job ends, start the ready jobs that fit, by
     ``order`` (``"longest_path"``: the most work still behind a job first; ``"dry_run"``: the
-    printout's order)."""
+    printout's order, closer to what Snakemake's own scheduler does when every job has the
+    same priority)."""
     if cores < 1:
         raise ValueError(f"cores must be at least 1, got {cores}")
     if order not in ("longest_path", "dry_run"):

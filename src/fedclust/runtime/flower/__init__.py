@@ -1,19 +1,9 @@
-"""k-FED, federated k-means, LocalKMeans and distributed Lloyd as Flower apps (``flwr`` 1.42,
-the Message API).
-
-The apps call the estimators' own steps (``KFed.server_step``,
-``FederatedKMeans.client_step`` and ``server_step``,
-:func:`~fedclust.algorithms.local_kmeans.local_lloyd_steps`), so there is one copy of every
-algorithm, and the server draws from the generator ``fit`` would use, in the same order: a
-run with every device answering gives the in-process fit's centres. :func:`launch` starts the
-processes, runs an app, measures the bytes and stops every process it started. What each app
-exchanges, what the ledger does not count and how a lost device is handled:
-``docs/devices.md`` (The apps' exchanges). One module per concern:
-:mod:`~fedclust.runtime.flower.protocol` (what client and server share),
-:mod:`~fedclust.runtime.flower.client` (the ClientApp), :mod:`~fedclust.runtime.flower.server`
-(the ServerApp), :mod:`~fedclust.runtime.flower.app` (the app folder),
-:mod:`~fedclust.runtime.flower.launcher` (the processes),
-:mod:`~fedclust.runtime.flower.measurements` and :mod:`~fedclust.runtime.flower.cli`.
+"""k-FED, federated k-means, LocalKMeans and distributed Lloyd as Flower apps (``flwr`` 1.42, the
+Message API) that call the estimators' own steps, so that a run with every device answering ends
+with the in-process fit's centres; :func:`launch` starts the processes, runs an app and measures
+the bytes. One module per concern (:mod:`.protocol`, :mod:`.client`, :mod:`.server`, :mod:`.app`,
+:mod:`.launcher`, :mod:`.measurements`, :mod:`.cli`); what each app exchanges and how a lost
+device is handled: docs/devices.md, *The apps' exchanges*.
 """
 
 # one check for the package (Python imports it before any of its modules)

@@ -1,1 +1,0 @@
-"""Experiment runners: the logic behind each pipeline rule, importable and tested."""

@@ -1,0 +1,71 @@
+# Federated k-means (Triebe & Rajagopal, 2019): the rules that compute its tables. Its
+# figures, gathered tables and claims are declared in fedclust.papers.fedkmeans.declare.
+
+
+rule fedkmeans_sweep:
+    """Figs 1-5: one hyper-parameter sweep, every value and seed, train and test clients."""
+    output:
+        fedkmeans_declare.sweep_part("{sweep}"),
+    log:
+        "results/logs/fedkmeans/sweeps/{sweep}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_sweep/fedkmeans/sweeps/{sweep}.tsv"
+    wildcard_constraints:
+        sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        spec=fedkmeans_sweep_spec,
+        settings=fedkmeans_declare.shared_settings(config),
+        seed=config["seed"],
+    script:
+        str(SCRIPTS / "fedkmeans_sweep.py")
+
+
+rule fedkmeans_progress:
+    """Figs 6-7: one run's centroids round by round."""
+    output:
+        fedkmeans_declare.progress_part("{run}"),
+    log:
+        "results/logs/fedkmeans/progress/{run}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_progress/fedkmeans/progress/{run}.tsv"
+    wildcard_constraints:
+        run="|".join(config["fedkmeans"]["progress"]) or "none",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        spec=fedkmeans_progress_spec,
+        settings=fedkmeans_declare.shared_settings(config),
+        seed=config["seed"],
+    script:
+        str(SCRIPTS / "fedkmeans_progress.py")
+
+
+rule fedkmeans_real:
+    """Beyond the paper: natural clients of one real data set, beside k-FED and LocalKMeans."""
+    input:
+        unpack(fedkmeans_real_inputs),
+        features="data/{dataset}/features.h5",
+    output:
+        fedkmeans_declare.real_part("{dataset}"),
+    log:
+        "results/logs/fedkmeans/real/{dataset}.log",
+    benchmark:
+        "results/benchmarks/fedkmeans_real/fedkmeans/real/{dataset}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        settings=fedkmeans_declare.shared_settings(config, real=True),
+        seed=config["seed"],
+    script:
+        str(SCRIPTS / "fedkmeans_real.py")

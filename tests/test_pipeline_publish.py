@@ -8,7 +8,13 @@ import pytest
 import yaml
 
 from fedclust.pipeline.config import validate_config
-from fedclust.pipeline.publish import counts_line, per_part_costs, publish_report
+from fedclust.pipeline.publish import (
+    FIRST_SCREEN,
+    counts_line,
+    moved_mark,
+    per_part_costs,
+    publish_report,
+)
 from fedclust.pipeline.registry import figure_names
 from fedclust.reproduction import VERDICTS
 
@@ -48,10 +54,30 @@ def fake_run(root: Path, *, noisy_pngs: bool = False) -> dict:
     return {"names": names, "statuses": statuses}
 
 
+def git_history(root, commits_after: int) -> str:
+    """A git repository at ``root`` with a first commit and ``commits_after`` more; returns
+    the first commit's short hash."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=root, check=True, capture_output=True, text=True).stdout
+
+    root.mkdir(parents=True, exist_ok=True)
+    git("init", "-q")
+    for i in range(1 + commits_after):
+        git("commit", "-q", "--allow-empty", "-m", f"commit {i}")
+        if i == 0:
+            first = git("rev-parse", "--short=7", "HEAD").strip()
+    return first
+
+
 def publish(run, dest, **kwargs):
-    return publish_report(run, dest, profile="paper", commit="abc1234", date="2026-11-25",
+    repo = run.parent / "repo"
+    commit = git_history(repo, 3)
+    return publish_report(run, dest, profile="paper", commit=commit, date="2026-11-25",
                           machine="a machine, 2 cores", cores=2, wall_seconds=7200.0,
-                          **kwargs)
+                          repo=repo, **kwargs)
 
 
 def test_a_run_is_published_with_its_provenance_counts_costs_and_figures(tmp_path):
@@ -64,9 +90,12 @@ def test_a_run_is_published_with_its_provenance_counts_costs_and_figures(tmp_pat
     assert (provenance["wall_minutes"], provenance["jobs"], provenance["peak_rss_mb"]) == \
         (120.0, 4, 3100.0)
     readme = (dest / "README.md").read_text()
-    head = readme.splitlines()[:6]
-    assert any("abc1234" in line and "2026-11-25" in line and "120.0 min" in line
+    head = readme.splitlines()[:FIRST_SCREEN]
+    commit = provenance["commit"]
+    assert any(commit in line and "2026-11-25" in line and "120.0 min" in line
                for line in head)
+    # how far main had moved from the run's commit when the page was written
+    assert moved_mark(readme) == (commit, "2026-11-25", 3)
     assert counts_line(counts) in readme and counts_line(counts).startswith("5 rows: **2 pass**")
     # the time per paper: k-FED 9 min, the coreset 15 min, the shared data apart
     assert "| k-FED (Dennis, Li & Smith, ICML 2021) | 1 | 9.0 | 9.0 | 3,100 |" in readme
@@ -164,6 +193,7 @@ def test_the_published_paper_profile_is_the_codes_or_says_on_its_first_screen_it
     head = "\n".join((REPO / "README.md").read_text().splitlines()[:40])
     size = sum(p.stat().st_size for p in (PUBLISHED / "figures").glob("*.png"))
     assert 0 < size <= 5 * 2**20
+    _check_moved_mark(readme)
     mark = stale_mark(readme)
     if mark is not None:
         day, reason = mark
@@ -187,17 +217,45 @@ def test_the_published_paper_profile_is_the_codes_or_says_on_its_first_screen_it
     assert line in head and "docs/paper-profile" in head
 
 
-def test_a_stale_mark_is_dated_on_the_first_screen_and_replaced_not_repeated(tmp_path):
-    from fedclust.pipeline.publish import FIRST_SCREEN, mark_stale, stale_mark
+def _check_moved_mark(readme: str) -> None:
+    """The published README's first screen says how far main had moved from the run's commit
+    when the page was written, and the count is git's: the commits from the run's to the
+    parent of the commit that last wrote the page (where the checkout has that history)."""
+    import subprocess
 
+    mark = moved_mark(readme)
+    provenance = yaml.safe_load((PUBLISHED / "provenance.yaml").read_text())
+    assert mark is not None and mark[0] == provenance["commit"], mark
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+
+    written = git("log", "-1", "--format=%H", "--", "docs/paper-profile/README.md").stdout.strip()
+    if not written or git("diff", "--quiet", "HEAD", "--", "docs/paper-profile/README.md"
+                          ).returncode:
+        return  # no history here, or the page is being rewritten in this checkout
+    counted = git("rev-list", "--count", f"{mark[0]}..{written}^")
+    if counted.returncode:
+        pytest.skip(f"git cannot count from {mark[0]}: {counted.stderr.strip()}")
+    assert mark[2] == int(counted.stdout), (mark, int(counted.stdout))
+
+
+def test_a_stale_mark_is_dated_on_the_first_screen_and_replaced_not_repeated(tmp_path):
+    from fedclust.pipeline.publish import FIRST_SCREEN, mark_stale, moved_mark, stale_mark
+
+    commit = git_history(tmp_path / "repo", 4)
     (tmp_path / "README.md").write_text("# The paper profile\n\n| commit |\n|---|\n" +
                                         "line\n" * 20)
+    (tmp_path / "provenance.yaml").write_text(f"commit: {commit}\n")
     assert stale_mark((tmp_path / "README.md").read_text()) is None
-    mark_stale(tmp_path, "2026-11-28", "the verdicts became statistical tests")
-    mark_stale(tmp_path, "2026-11-29", "a target moved")
+    mark_stale(tmp_path, "2026-11-28", "the verdicts became statistical tests",
+               repo=tmp_path / "repo")
+    mark_stale(tmp_path, "2026-11-29", "a target moved", repo=tmp_path / "repo")
     text = (tmp_path / "README.md").read_text()
     assert stale_mark(text) == ("2026-11-29", "a target moved")
-    assert text.count("stale: ") == 1 and text.startswith("# The paper profile\n")
+    assert moved_mark(text) == (commit, "2026-11-29", 4)
+    assert text.count("stale: ") == 1 and text.count("Made at ") == 1
+    assert text.startswith("# The paper profile\n\nstale: ")
     assert any(line.startswith("stale: ") for line in text.splitlines()[:FIRST_SCREEN])
     with pytest.raises(ValueError, match="date YYYY-MM-DD"):
         mark_stale(tmp_path, "28 Nov", "reason")

@@ -1,16 +1,8 @@
 """Publish a finished run: the report a reader sees without running the pipeline.
-
-A run of a whole profile (``benchmarks/profiles.py``) leaves its results in a scratch
-directory; :func:`publish_report` copies what a reader wants into one folder of the
-repository (``docs/paper-profile/`` for the paper profile):
-
-* ``README.md``: the commit, date, machine, cores and wall time at the top, the verdict counts,
-  the time and memory per paper and per rule, and every figure;
-* ``reproduction.md`` and ``reproduction.csv``: the run's report, unchanged;
-* ``rules.md``: the time and memory of every rule (Snakemake's ``benchmark:`` files);
-* ``figures/*.png``: the run's figures, re-encoded with a 256-colour palette when the PNGs
-  would exceed ``png_budget`` bytes (the PDFs stay in the run);
-* ``provenance.yaml``: the same header, machine-readable (the tests read it).
+:func:`publish_report` copies what a reader wants from a whole profile's run
+(``benchmarks/profiles.py``), left in a scratch directory, into one folder of the repository
+(``docs/paper-profile/`` for the paper profile); :func:`mark_stale` and
+:func:`report_coverage` say how far the code has moved on since.
 """
 
 from __future__ import annotations
@@ -18,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -29,12 +22,14 @@ from .benchmarks import BENCHMARK_DIR, format_mb, read_benchmarks, render_summar
 
 __all__ = ["publish_report", "per_part_costs", "verdict_counts", "counts_line", "PNG_BUDGET",
            "PART_TITLES", "report_keys", "report_coverage", "mark_stale", "stale_mark",
-           "FIRST_SCREEN"]
+           "FIRST_SCREEN", "commits_since", "moved_mark"]
 
 #: Lines of a published README a reader sees first: the run's provenance and a stale mark.
 FIRST_SCREEN = 8
 
 _STALE = re.compile(r"^stale: (\d{4}-\d{2}-\d{2}): (\S.*)$")
+_MOVED = re.compile(r"^Made at ([0-9a-f]{7,40}); when this page was written "
+                    r"\((\d{4}-\d{2}-\d{2})\), main had moved (\d+) commits? since\.$")
 
 #: Bytes the published PNGs may take in all.
 PNG_BUDGET = 5_000_000
@@ -70,6 +65,33 @@ def report_coverage(report: pd.DataFrame, expected) -> tuple[list[str], list[str
     return sorted(expected - keys), sorted(keys - expected)
 
 
+def commits_since(commit: str, repo: Path | str = ".") -> int:
+    """How many commits ``HEAD`` of the git checkout ``repo`` is ahead of ``commit``."""
+    out = subprocess.run(["git", "rev-list", "--count", f"{commit}..HEAD"], cwd=repo,
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise ValueError(f"git cannot count the commits since {commit} in {repo}: "
+                         f"{out.stderr.strip()}")
+    return int(out.stdout)
+
+
+def _moved_line(commit: str, date: str, repo: Path | str = ".") -> str:
+    count = commits_since(commit, repo)
+    return (f"Made at {commit}; when this page was written ({date}), main had moved {count} "
+            f"commit{'' if count == 1 else 's'} since.")
+
+
+def moved_mark(readme: str) -> tuple[str, str, int] | None:
+    """``(commit, date, commits)`` of a published README's line saying how far main had moved
+    from the run's commit when the page was written (among its first :data:`FIRST_SCREEN`
+    lines), or ``None``."""
+    for line in readme.splitlines()[:FIRST_SCREEN]:
+        match = _MOVED.match(line.strip())
+        if match:
+            return match.group(1), match.group(2), int(match.group(3))
+    return None
+
+
 def stale_mark(readme: str) -> tuple[str, str] | None:
     """``(date, reason)`` of a published README's stale mark (a line ``stale: YYYY-MM-DD:
     reason`` among its first :data:`FIRST_SCREEN` lines), or ``None``."""
@@ -80,17 +102,26 @@ def stale_mark(readme: str) -> tuple[str, str] | None:
     return None
 
 
-def mark_stale(dest: Path, date: str, reason: str) -> None:
+def mark_stale(dest: Path, date: str, reason: str, *, commit: str | None = None,
+               repo: Path | str = ".") -> None:
     """Say on the first screen of the report published in ``dest`` that the code has moved
-    on since the run (``stale: date: reason``, replacing an earlier mark): until the profile
-    is run and published again, the tests read it instead of failing on the difference."""
+    on since the run (``stale: date: reason``, replacing an earlier mark) and how many commits
+    main has moved since the run's ``commit`` (by default the one in ``provenance.yaml``):
+    until the profile is run and published again, the tests read it instead of failing on
+    the difference."""
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) or not reason.strip():
         raise ValueError(f"a stale mark needs a date YYYY-MM-DD and a reason; got {date!r}, "
                          f"{reason!r}")
     readme = Path(dest) / "README.md"
-    lines = [line for line in readme.read_text().splitlines() if not _STALE.match(line)]
+    if commit is None:
+        commit = yaml.safe_load((Path(dest) / "provenance.yaml").read_text())["commit"]
+    lines = [line for line in readme.read_text().splitlines()
+             if not _STALE.match(line) and not _MOVED.match(line)]
+    while len(lines) > 2 and lines[1] == lines[2] == "":
+        del lines[1]
     at = 1 if lines and lines[0].startswith("# ") else 0
-    lines[at:at] = ["", f"stale: {date}: {' '.join(reason.split())}"]
+    lines[at:at] = ["", f"stale: {date}: {' '.join(reason.split())}", "",
+                    _moved_line(commit, date, repo)]
     write_text("\n".join(lines).rstrip("\n") + "\n", readme)
 
 
@@ -168,10 +199,20 @@ def _copy_figures(figures: Path, dest: Path, budget: int) -> list[str]:
 
 def publish_report(run: Path, dest: Path, *, profile: str, commit: str, date: str,
                    machine: str, cores: int, wall_seconds: float,
-                   png_budget: int = PNG_BUDGET, note: str | None = None) -> dict:
+                   png_budget: int = PNG_BUDGET, note: str | None = None,
+                   repo: Path | str = ".") -> dict:
     """Copy a finished run's report, figures and time per rule from ``run`` (the directory it
     ran in) into ``dest`` (replaced whole), with the run's provenance at the top (``note``:
-    how the run was made, when not in one go by ``benchmarks/profiles.py``).
+    how the run was made, when not in one go by ``benchmarks/profiles.py``) and how many
+    commits the git checkout ``repo`` is ahead of the run's ``commit``. ``dest`` then holds
+
+    * ``README.md``: the commit, date, machine, cores and wall time at the top, the verdict
+      counts, the time and memory per paper and per rule, and every figure;
+    * ``reproduction.md`` and ``reproduction.csv``: the run's report, unchanged;
+    * ``rules.md``: the time and memory of every rule (Snakemake's ``benchmark:`` files);
+    * ``figures/*.png``: the run's figures, re-encoded with a 256-colour palette when the PNGs
+      would exceed ``png_budget`` bytes (the PDFs stay in the run);
+    * ``provenance.yaml``: the same header, machine-readable (the tests read it).
 
     Returns
     -------
@@ -203,8 +244,8 @@ def publish_report(run: Path, dest: Path, *, profile: str, commit: str, date: st
     write_text(render_summary(summary, profile), staging / "rules.md")
     write_text(yaml.safe_dump(provenance, sort_keys=False), staging / "provenance.yaml")
     captions = _captions(run / "results" / "run_config.yaml", figures)
-    write_text(_readme(provenance, per_part_costs(jobs), summary, captions),
-               staging / "README.md")
+    write_text(_readme(provenance, per_part_costs(jobs), summary, captions,
+                       _moved_line(commit, date, repo)), staging / "README.md")
     shutil.rmtree(dest, ignore_errors=True)
     staging.rename(dest)
     return provenance
@@ -227,10 +268,10 @@ def _captions(run_config: Path, figures: list[str]) -> dict[str, str]:
 
 
 def _readme(prov: dict, costs: pd.DataFrame, summary: pd.DataFrame,
-            captions: dict[str, str]) -> str:
+            captions: dict[str, str], moved: str) -> str:
     slowest = summary.iloc[0]
     lines = [
-        f"# The {prov['profile']} profile, run end to end", "",
+        f"# The {prov['profile']} profile, run end to end", "", moved, "",
         "| commit | date | machine | cores | wall time | jobs | job time | peak memory of a "
         "job |", "|---|---|---|---|---|---|---|---|",
         f"| {prov['commit']} | {prov['date']} | {prov['machine']} | {prov['cores']} | "

@@ -17,7 +17,7 @@ __all__ = ["resolve", "ALGORITHMS", "ALGORITHM_TITLES", "algorithm_rank", "Datas
 
 def resolve(dotted: str) -> Callable:
     """The function a ``"module:function"`` string names (a data set's preparer, a figure's
-    plot, a paper's claims): imported only when called, so naming one costs nothing."""
+    plot function): imported only when called, so naming one costs nothing."""
     module, sep, name = dotted.partition(":")
     if not sep or not module or not name:
         raise ValueError(f"{dotted!r} is not a 'module:function' name")

@@ -1,5 +1,5 @@
-"""Draw one figure: its plotting function (params.plot, "module:function", declared in the
-paper's module of fedclust.pipeline) called on its results tables."""
+"""Draw one figure: its plotting function (params.plot, "module:function": the function named
+as the figure in the paper's figures module) called on its results tables."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 

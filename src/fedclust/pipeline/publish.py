@@ -81,25 +81,28 @@ def _moved_line(commit: str, date: str, repo: Path | str = ".") -> str:
             f"commit{'' if count == 1 else 's'} since.")
 
 
+def _on_first_screen(readme: str, pattern: re.Pattern) -> re.Match | None:
+    """The first of a README's first :data:`FIRST_SCREEN` lines that ``pattern`` matches."""
+    for line in readme.splitlines()[:FIRST_SCREEN]:
+        match = pattern.match(line.strip())
+        if match:
+            return match
+    return None
+
+
 def moved_mark(readme: str) -> tuple[str, str, int] | None:
     """``(commit, date, commits)`` of a published README's line saying how far main had moved
     from the run's commit when the page was written (among its first :data:`FIRST_SCREEN`
     lines), or ``None``."""
-    for line in readme.splitlines()[:FIRST_SCREEN]:
-        match = _MOVED.match(line.strip())
-        if match:
-            return match.group(1), match.group(2), int(match.group(3))
-    return None
+    match = _on_first_screen(readme, _MOVED)
+    return None if match is None else (match.group(1), match.group(2), int(match.group(3)))
 
 
 def stale_mark(readme: str) -> tuple[str, str] | None:
     """``(date, reason)`` of a published README's stale mark (a line ``stale: YYYY-MM-DD:
     reason`` among its first :data:`FIRST_SCREEN` lines), or ``None``."""
-    for line in readme.splitlines()[:FIRST_SCREEN]:
-        match = _STALE.match(line.strip())
-        if match:
-            return match.group(1), match.group(2)
-    return None
+    match = _on_first_screen(readme, _STALE)
+    return None if match is None else (match.group(1), match.group(2))
 
 
 def mark_stale(dest: Path, date: str, reason: str, *, commit: str | None = None,

@@ -17,14 +17,13 @@ import re
 from importlib import import_module
 
 # the declarations the papers build their PAPER from (a module below both)
-from ..vocabulary import resolve
 from .declarations import Figure, Paper, Table, stated_differences
 
 __all__ = ["Figure", "Table", "Paper", "papers", "paper", "targets", "figure_names",
            "figure", "plot_function", "figure_inputs", "figure_caption", "table_caption",
            "caption_templates",
            "stated_differences", "figure_pattern", "gathered_tables", "table_parts",
-           "claims_inputs", "resolve", "check_claims", "catalogue", "check_figure_name"]
+           "claims_inputs", "check_claims", "catalogue", "check_figure_name"]
 
 
 def papers() -> dict[str, Paper]:

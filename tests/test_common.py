@@ -9,6 +9,7 @@ written against ``FederatedClusteringMixin``, inherits every check.
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -259,6 +260,18 @@ def test_errors_name_the_argument(estimator_class):
     assert fitted.inertia_ == pytest.approx(independent_cost(two, centers, labels))
     with pytest.raises(ValueError, match=r"X holds values up to 1e\+300, too large"):
         est.fit(np.vstack([X[:-1], np.full((1, X.shape[1]), 1e300)]), devices=devices)
+
+
+def test_check_params_refuses_what_fit_refuses_before_any_data(estimator_class):
+    """The step API's check (a server that never calls ``fit``) raises fit's own error for a
+    parameter outside its constraint, and passes a setting that fits."""
+    X, _, devices = blobs(5, per_cluster=5)
+    for bad in (make(estimator_class, n_clusters=0), make(estimator_class, random_state=-1)):
+        with pytest.raises(ValueError) as by_fit:
+            bad.fit(X, devices=devices)
+        with pytest.raises(type(by_fit.value), match=re.escape(str(by_fit.value))):
+            bad.check_params()
+    make(estimator_class).check_params()
 
 
 def test_rounds_are_reported_to_a_callback_or_refused(estimator_class):

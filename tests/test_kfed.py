@@ -195,6 +195,8 @@ def test_errors_name_the_argument():
     devices = np.arange(10) % 2
     with pytest.raises(ValueError, match="device_clusters must be <= n_clusters=3; got 4"):
         KFed(3, 4).fit(X, devices=devices)
+    with pytest.raises(ValueError, match="device_clusters must be <= n_clusters=3; got 4"):
+        KFed(3, 4).check_params()  # the step API's check, before any data
     with pytest.raises(ValueError, match=r"'participation' parameter of KFed must be a float "
                                          r"in the range \(0.0, 1.0\]. Got 1.5"):
         KFed(3, 2, participation=1.5).fit(X, devices=devices)

@@ -84,6 +84,24 @@ class FederatedClusteringMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin
     #: Whether ``fit`` reports rounds to a ``callback``.
     _reports_rounds = False
 
+    def check_params(self) -> None:
+        """Check every parameter as :meth:`fit` does before it touches data, raising the
+        error ``fit`` would: each against its constraint, then the relations between them.
+
+        For the step API (a server that runs the estimator's steps without ``fit``: the
+        Flower apps) to refuse a bad setting before the first round.
+
+        Raises
+        ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A parameter outside its constraint (a ``ValueError`` and ``TypeError``).
+        ValueError
+            Parameters that contradict each other (e.g. k-FED's ``device_clusters`` above
+            ``n_clusters``).
+        """
+        self._validate_params()
+        self._check_params()
+
     def _check_params(self) -> None:
         """Relations between parameters that their constraints cannot state (none here)."""
 

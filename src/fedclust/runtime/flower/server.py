@@ -381,8 +381,7 @@ def _main(grid: Grid, context: Context) -> None:
     started = time.perf_counter()
     try:
         est = estimator_of(context)
-        est._validate_params()
-        est._check_params()
+        est.check_params()
         devices = _describe_devices(link, int(config["n-devices"]),
                                     float(config["connect-timeout"]))
         result.update(_SERVERS[algorithm](est, fit_rng(est.random_state), link))

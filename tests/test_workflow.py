@@ -23,16 +23,23 @@ WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environ
                   "benchmarks/results")
 
 
+def _not_in_an_installed_clone(directory, names):
+    """Build metadata and Python's bytecode; numba's compiled kernels stay (see below)."""
+    return {name for name in names if name.endswith((".egg-info", ".pyc"))}
+
+
 def copy_workflow(dest):
-    """A copy of the workflow files, as a fresh clone would have them (no results, no data)."""
+    """A copy of the workflow files as an installed clone has them: no results, no data, and
+    the compiled kernels that the install's ``python -m fedclust.compile`` leaves beside the
+    sources (numba reuses them where the copied sources keep their bytes and dates; without
+    them every copy's first jobs compiled the kernels again, a minute or two a test)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = REPO / name
         if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone
             (dest / name).symlink_to(os.readlink(src))
         elif src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns(
-                "__pycache__", "*.egg-info"))
+            shutil.copytree(src, dest / name, ignore=_not_in_an_installed_clone)
         else:
             shutil.copy2(src, dest / name)
     return dest

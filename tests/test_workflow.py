@@ -23,11 +23,6 @@ WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environ
                   "benchmarks/results")
 
 
-def _not_in_an_installed_clone(directory, names):
-    """Build metadata and Python's bytecode; numba's compiled kernels stay (see below)."""
-    return {name for name in names if name.endswith((".egg-info", ".pyc"))}
-
-
 def copy_workflow(dest):
     """A copy of the workflow files as an installed clone has them: no results, no data, and
     the compiled kernels that the install's ``python -m fedclust.compile`` leaves beside the
@@ -39,7 +34,9 @@ def copy_workflow(dest):
         if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone
             (dest / name).symlink_to(os.readlink(src))
         elif src.is_dir():
-            shutil.copytree(src, dest / name, ignore=_not_in_an_installed_clone)
+            # build metadata and bytecode left out; numba's cache files (*.nbi, *.nbc) kept
+            shutil.copytree(src, dest / name,
+                            ignore=shutil.ignore_patterns("*.egg-info", "*.pyc"))
         else:
             shutil.copy2(src, dest / name)
     return dest

@@ -115,3 +115,12 @@ def _close_figures():
     import sys
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files holding reproduction tests (the quick profile) come first, the rest in their
+    order: CI's ``-n 2 --dist loadfile`` then starts one worker on the longest file while the
+    other takes every other file beside it, so that both end about together."""
+    quick_profile_files = {item.path for item in items
+                           if item.get_closest_marker("reproduction")}
+    items.sort(key=lambda item: item.path not in quick_profile_files)

@@ -22,9 +22,9 @@ from fedclust import KFed
 rng = np.random.default_rng(0)
 X = rng.normal(size=(20000, 20))
 warnings.simplefilter("ignore")
-start = time.perf_counter()
+start = time.process_time()
 KFed(10, random_state=0).fit(X, devices=np.arange(20000) % 10)
-print(json.dumps({"first_fit_s": time.perf_counter() - start}))
+print(json.dumps({"first_fit_s": time.process_time() - start}))
 """
 
 
@@ -48,5 +48,6 @@ def test_a_first_fit_after_compiling_ahead_takes_seconds(tmp_path):
     done = subprocess.run([sys.executable, "-c", FIRST_FIT], env=env, check=True,
                           capture_output=True, text=True, timeout=600)
     seconds = json.loads(done.stdout.strip().splitlines()[-1])["first_fit_s"]
-    # compiling its kernels takes k-FED's first fit 40-60 s on a 2-core machine
-    assert seconds < 5.0, f"the first fit took {seconds:.1f} s after compiling ahead"
+    # compiling its kernels takes k-FED's first fit 40-60 s of CPU on a 2-core machine; CPU
+    # time, not wall time, so that tests running beside it (CI's two workers) do not count
+    assert seconds < 5.0, f"the first fit took {seconds:.1f} s of CPU after compiling ahead"

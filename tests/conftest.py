@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,50 +12,6 @@ import pytest
 from fedclust.data import MNIST_FILES
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-# running the workflow: tests/test_workflow.py, test_quick_profile.py and test_slurm.py
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environment.yml",
-                  "benchmarks/results")
-
-
-def copy_workflow(dest):
-    """A copy of the workflow files as an installed clone has them: no results, no data, and
-    the compiled kernels that the install's ``python -m fedclust.compile`` leaves beside the
-    sources (numba reuses them where the copied sources keep their bytes and dates; without
-    them every copy's first jobs compiled the kernels again, a minute or two a test)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone
-            (dest / name).symlink_to(os.readlink(src))
-        elif src.is_dir():
-            # build metadata and bytecode left out; numba's cache files (*.nbi, *.nbc) kept
-            shutil.copytree(src, dest / name,
-                            ignore=shutil.ignore_patterns("*.egg-info", "*.pyc"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def md5(path):
-    """The MD5 hex digest of a file's bytes."""
-    return hashlib.md5(path.read_bytes()).hexdigest()
-
-
-def run(args, cwd, timeout=1800, *, ok=True, umask=None):
-    """Snakemake with ``args`` in ``cwd``; asserts that it succeeded (``ok``) or failed, and
-    shows the end of its output when not."""
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    result = subprocess.run(SNAKEMAKE + args, cwd=cwd, capture_output=True, text=True,
-                            timeout=timeout, env=env,
-                            preexec_fn=None if umask is None else (lambda: os.umask(umask)))
-    if ok:
-        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    else:
-        assert result.returncode != 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return result
 
 
 def profile_config(quick: bool = False) -> dict:
@@ -166,12 +118,9 @@ def _close_figures():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Files holding reproduction tests (the quick profile) first, then files by how many
-    slow tests they hold, most first, the rest in their order: CI's ``-n 2 --dist loadfile``
-    then starts one worker on the quick profile and the other on the long files, and the
-    short files fill in behind both, so that the two end about together."""
-    from collections import Counter
-
-    quick_profile_files = {item.path for item in items if item.get_closest_marker("reproduction")}
-    slow_tests = Counter(item.path for item in items if item.get_closest_marker("slow"))
-    items.sort(key=lambda item: (item.path not in quick_profile_files, -slow_tests[item.path]))
+    """The files holding reproduction tests (the quick profile) come first, the rest in their
+    order: CI's ``-n 2 --dist loadfile`` then starts one worker on the longest file while the
+    other takes every other file beside it, so that both end about together."""
+    quick_profile_files = {item.path for item in items
+                           if item.get_closest_marker("reproduction")}
+    items.sort(key=lambda item: item.path not in quick_profile_files)

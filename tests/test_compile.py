@@ -40,7 +40,6 @@ def test_unknown_estimators_are_named():
         compile_kernels(["KMeans"])
 
 
-@pytest.mark.slow
 def test_a_first_fit_after_compiling_ahead_takes_seconds(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
     subprocess.run([sys.executable, "-m", "fedclust.compile", "--estimators", "KFed"],

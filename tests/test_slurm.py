@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import REPO, copy_workflow, profile_config, run
+from .conftest import REPO, profile_config
+from .test_workflow import copy_workflow, run
 
 TARGET = "results/kfed/table1.md"
 SUBMITTED = re.compile(
@@ -39,7 +40,6 @@ def squeue_states(run_id):
     return dict(line.split("|") for line in out.stdout.split())
 
 
-@pytest.mark.slow
 def test_slurm_profile_runs_table1_through_sbatch(tmp_path):
     require_slurm()
     work = copy_workflow(tmp_path)

@@ -219,11 +219,23 @@ _STABLE_METADATA = {"pdf": {"CreationDate": None}}
 def save_figure(fig, *paths) -> None:
     """Save ``fig`` to every path (format from the suffix, e.g. .png and .pdf), atomically,
     each with its sha256 in a sidecar (a figure damaged later is found and made again, as a
-    result table is); the same figure gives the same bytes every time (no creation date)."""
+    result table is); the same figure gives the same bytes every time (no creation date).
+
+    Every format gets the layout and the tight bounding box of one draw (the one
+    :func:`layout_problems` made, when nothing changed since), so the files show the
+    same arrangement."""
+    # savefig(bbox_inches="tight") under a layout engine draws twice per format (once to lay
+    # out and measure, once to render): the layout of a figure with a dozen panels is most of
+    # its drawing time, so it is computed once here and frozen for every save
+    if fig.stale:
+        fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(
+        matplotlib.rcParams["savefig.pad_inches"])
+    fig.set_layout_engine("none")
     for path in paths:
         path = Path(path)
         fmt = path.suffix.lstrip(".")
         with atomic_path(path, sidecar=True) as tmp:
-            fig.savefig(tmp, format=fmt, bbox_inches="tight",
+            fig.savefig(tmp, format=fmt, bbox_inches=box,
                         metadata=_STABLE_METADATA.get(fmt))
     plt.close(fig)

@@ -145,6 +145,28 @@ def test_a_new_coreset_size_changes_no_other_number():
     pd.testing.assert_frame_equal(one.reset_index(drop=True), keep)
 
 
+def test_solves_stop_at_the_relative_tolerance_and_tol_zero_is_the_default():
+    X, _ = make_msd_mixture(4000, 10, 8, random_state=0)  # 11-19 iterations to converge
+    settings = {**SETTINGS, "max_iter": 300, "n_init": 1}
+
+    def metric(table, name):
+        return table[table.metric == name].set_index("run")["value"]
+
+    exact = baseline_runs(X, 8, settings, dataset="toy", objective="kmeans", base_seed=0,
+                          runs=3, show_progress=False)
+    zero = baseline_runs(X, 8, {**settings, "tol": 0}, dataset="toy", objective="kmeans",
+                         base_seed=0, runs=3, show_progress=False)
+    pd.testing.assert_frame_equal(exact, zero)
+    loose = baseline_runs(X, 8, {**settings, "tol": 1e-3}, dataset="toy", objective="kmeans",
+                          base_seed=0, runs=3, show_progress=False)
+    assert (metric(loose, "n_iter") < metric(exact, "n_iter")).all()
+    # the same starts, stopped early: the cost is nearly the converged one
+    np.testing.assert_allclose(metric(loose, "baseline_cost"), metric(exact, "baseline_cost"),
+                               rtol=1e-4)
+    # the coresets' weighted solves take it too (k-median ignores it)
+    assert not run(blobs(), tol=1e-2).equals(run(blobs()))
+
+
 def test_baseline_runs_do_not_depend_on_their_number():
     X = blobs(400)
     three = baseline_runs(X, 4, SETTINGS, dataset="toy", objective="kmeans", base_seed=0,

@@ -35,7 +35,7 @@ from ...coreset import (
 )
 from ...federation import Federation
 from ...io import read_table, tidy
-from ...lloyd import assign
+from ...lloyd import assign, tolerance
 from ...partitions import SITE_WEIGHT_SCHEMES, site_weight_partition
 from ...progress import progress
 from ...seeds import generator_for, seed_for
@@ -119,9 +119,13 @@ def _solve(points, weights, n_clusters, seeds, settings, objective):
     # Elkan's bounds for k-means: the same Lloyd iterations (the paper's solver is any
     # weighted alpha-approximation), several times faster at k = 50, where a coreset's
     # negative weights keep a few centers moving for all max_iter iterations
+    # tol (k-means only) is relative, as scikit-learn's: scaled by the solved points' own
+    # weighted variance, so a coreset and the global data stop at the same relative shift
+    tol = tolerance(points, settings.get("tol", 0.0), weights) if objective == "kmeans" \
+        else 0.0
     return best_kmeans(points, n_clusters, seeds, sample_weight=weights,
                        max_iter=settings["max_iter"], objective=objective,
-                       algorithm="elkan" if objective == "kmeans" else "lloyd")
+                       algorithm="elkan" if objective == "kmeans" else "lloyd", tol=tol)
 
 
 def _run_indices(runs):
@@ -153,9 +157,10 @@ def baseline_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: st
     """Lloyd's algorithm on the global data, one per run (the denominator of every ratio).
 
     ``settings`` is the ``coreset`` config section (``n_init`` restarts of k-means++ and
-    Lloyd, ``max_iter``, the same as on the coresets). ``runs``: how many (runs ``0..runs-1``)
-    or which run indices; a run's result depends only on its index (its seed is named by it),
-    so one run computed alone equals the same run computed among others.
+    Lloyd, ``max_iter`` and the relative ``tol``, the same as on the coresets). ``runs``: how
+    many (runs ``0..runs-1``) or which run indices; a run's result depends only on its index
+    (its seed is named by it), so one run computed alone equals the same run computed among
+    others.
 
     Returns
     -------
@@ -211,7 +216,8 @@ def setting_runs(X: np.ndarray, n_clusters: int, settings: dict, *, dataset: str
         The global data.
     settings : dict
         The ``coreset`` config section: ``coreset_sizes`` (``t`` of the distributed coreset and
-        COMBINE), ``zhang_coreset_sizes``, ``n_init``, ``max_iter``, ``local_max_iter``,
+        COMBINE), ``zhang_coreset_sizes``, ``n_init``, ``max_iter``, ``tol`` (relative, as
+        scikit-learn's; 0 or absent: until no label changes), ``local_max_iter``,
         ``erdos_renyi_p``, ``attachment_links``, ``theory`` (``epsilon``, ``delta``,
         ``constant``).
     graphs : sequence of str

@@ -1,0 +1,195 @@
+"""One coreset setting's runs at paper scale under two values of its knobs: the means side by side.
+
+The evidence a change to a coreset knob that is not in the paper (``coreset.tol``,
+``coreset.n_init``, ``coreset.max_iter``) needs before the paper profile takes it: one
+partition on one graph (the paper profile's config/config.yaml: the mixture of
+YearPredictionMSD's shape, 515,345 x 90, k = 50, 100 sites), ``--runs`` runs with their
+baselines, computed once with the config as it is and once with ``--set`` applied, the same
+seeds in both (a run's seeds are named by its index, a restart's by its number). For every
+construction, network and coreset size: each variant's mean cost ratio with its standard
+error, the paired difference and whether the new mean lies within one standard error of the
+old; and each variant's CPU time. The two variants run side by side, one child process each,
+every thread pool at one thread.
+
+    python benchmarks/coreset_setting_means.py --set tol=1e-4
+
+Writes ``benchmarks/results/coreset_setting_means.{csv,md}`` (per run, and the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_kernel import machine  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "benchmarks" / "results"
+
+CHILD = r"""
+import json, sys, time, yaml
+import pandas as pd
+from fedclust.papers.coreset import experiments as ce
+from fedclust.papers.coreset.declare import job_settings
+config = yaml.safe_load(open(sys.argv[1]))
+from snakemake.utils import update_config
+overrides = json.loads(sys.argv[2])
+partition, graph, runs, out = sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+update_config(config["coreset"], overrides)
+settings = job_settings(config, "msd_mixture")
+X, _, _ = ce.load_data("msd_mixture", None, settings, base_seed=config["seed"])
+k = ce.n_clusters_of("msd_mixture", settings)
+start = time.process_time()
+baseline = ce.baseline_runs(X, k, settings, dataset="msd_mixture", objective="kmeans",
+                            base_seed=config["seed"], runs=runs, show_progress=True)
+baseline_s = time.process_time() - start
+start = time.process_time()
+table = ce.setting_runs(X, k, settings, dataset="msd_mixture", objective="kmeans",
+                        graphs=[graph], n_sites=settings["n_sites"], partition=partition,
+                        runs=runs, base_seed=config["seed"], baseline=baseline,
+                        show_progress=True)
+setting_s = time.process_time() - start
+pd.concat([baseline, table]).to_csv(out, index=False)
+print(json.dumps({"baseline_s": baseline_s, "setting_s": setting_s}))
+"""
+
+KEYS = ["algorithm", "network", "coreset_size"]
+
+
+def _value(text: str):
+    """A ``--set`` value as YAML reads it (numbers, lists, booleans), with ``1e-4`` a number
+    (YAML 1.1 reads it as a string)."""
+    value = yaml.safe_load(text)
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def start_variant(overrides: dict, args, out: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str((REPO / "src").resolve()), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(REPO / "config" / "config.yaml"),
+         json.dumps(overrides), args.partition, args.graph, str(args.runs), str(out)],
+        env=env, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
+
+
+def summary(runs: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
+    """Mean and standard error of the cost ratio per variant and cell, the paired difference
+    (new minus old, run by run) and whether the new mean is within one old standard error."""
+    ratios = runs[runs["metric"] == "cost_ratio"]
+    wide = ratios.pivot_table(index=KEYS + ["run"], columns="variant", values="value")
+    rows = []
+    for cell, group in wide.groupby(level=KEYS):
+        old, new = group[labels[0]].to_numpy(), group[labels[1]].to_numpy()
+        diff = new - old
+        se = lambda v: float(np.std(v, ddof=1) / np.sqrt(len(v)))  # noqa: E731
+        rows.append({**dict(zip(KEYS, cell, strict=True)), "runs": len(old),
+                     "old_mean": old.mean(), "old_se": se(old), "new_mean": new.mean(),
+                     "new_se": se(new), "diff_mean": diff.mean(), "diff_se": se(diff),
+                     "within_one_se": bool(abs(new.mean() - old.mean()) <= se(old))})
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", nargs="+", required=True, metavar="KEY=VALUE",
+                        help="coreset knobs of the new variant, e.g. tol=1e-4 n_init=3")
+    parser.add_argument("--both", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="coreset knobs of both variants (e.g. 'synthetic={n_samples: "
+                             "20000}' for a quick look; the table names them)")
+    parser.add_argument("--partition", default="uniform")
+    parser.add_argument("--graph", default="erdos_renyi")
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args(argv)
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["coreset"]
+
+    def parsed(items, option):
+        pairs = {}
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep:
+                parser.error(f"{option} {item!r}: give KEY=VALUE")
+            if key not in config:
+                parser.error(f"{option} {item!r}: {key!r} is not a coreset key of "
+                             f"config/config.yaml")
+            pairs[key] = _value(value)
+        return pairs
+
+    overrides, both = parsed(args.set, "--set"), parsed(args.both, "--both")
+    labels = ["config.yaml (" + ", ".join(f"{k}={config[k]}" for k in overrides) + ")",
+              ", ".join(f"{k}={v}" for k, v in overrides.items())]
+    tables, seconds = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        children = []
+        for label, variant in zip(labels, (both, {**both, **overrides}), strict=True):
+            out, log = Path(tmp) / f"{len(children)}.csv", Path(tmp) / f"{len(children)}.log"
+            children.append((label, out, log, start_variant(variant, args, out, log)))
+        start = time.perf_counter()
+        for label, out, log, child in children:
+            stdout, _ = child.communicate()
+            if child.returncode:
+                sys.exit(f"variant {label!r} failed:\n{log.read_text()[-3000:]}")
+            seconds[label] = json.loads(stdout.strip().splitlines()[-1])
+            table = pd.read_csv(out)
+            table.insert(0, "variant", label)
+            tables.append(table)
+        wall = time.perf_counter() - start
+    runs = pd.concat(tables, ignore_index=True)
+    OUT.mkdir(exist_ok=True)
+    runs.to_csv(OUT / "coreset_setting_means.csv", index=False)
+    table = summary(runs, labels)
+    base = runs[runs["metric"].isin(["baseline_cost", "n_iter"])
+                & runs["algorithm"].isna()].pivot_table(
+        index="run", columns=["variant", "metric"], values="value")
+    command = "python benchmarks/coreset_setting_means.py --set " + " ".join(args.set)
+    scale = " with " + ", ".join(args.both) if args.both else ""
+    if args.both:
+        command += " --both " + " ".join(shlex.quote(item) for item in args.both)
+    if (args.partition, args.graph, args.runs) != ("uniform", "erdos_renyi", 30):
+        command += f" --partition {args.partition} --graph {args.graph} --runs {args.runs}"
+    lines = [f"# A coreset setting's {args.runs} runs at {'a changed' if args.both else 'paper'}"
+             f" scale: {labels[0]} against {labels[1]}", "",
+             f"Machine: {machine()}. The {args.partition} partition on {args.graph}, 100 sites, "
+             f"the paper profile's config/config.yaml{scale}, {args.runs} runs with their "
+             f"baselines, the same seeds in both variants, each in its own process on one "
+             f"thread, side by side ({wall / 60:.1f} min of wall time). Command: "
+             f"`{command}`.", "",
+             "| variant | baseline CPU (s) | setting CPU (s) | baseline Lloyd iterations "
+             "(mean) | baseline cost (mean ± SE) |", "|---|---|---|---|---|"]
+    for label in labels:
+        cost = base[(label, "baseline_cost")]
+        lines.append(f"| {label} | {seconds[label]['baseline_s']:.0f} | "
+                     f"{seconds[label]['setting_s']:.0f} | "
+                     f"{base[(label, 'n_iter')].mean():.1f} | {cost.mean():.6g} ± "
+                     f"{cost.std(ddof=1) / np.sqrt(len(cost)):.2g} |")
+    lines += ["", "Cost ratio (a run's cost on the global data over its baseline's), mean ± "
+              "standard error over the runs; the difference is new minus old, run by run.", "",
+              "| construction | network | t | old | new | difference | new mean within one "
+              "old SE |", "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        lines.append(f"| {r.algorithm} | {r.network} | {int(r.coreset_size)} | "
+                     f"{r.old_mean:.4f} ± {r.old_se:.4f} | {r.new_mean:.4f} ± {r.new_se:.4f} | "
+                     f"{r.diff_mean:+.4f} ± {r.diff_se:.4f} | "
+                     f"{'yes' if r.within_one_se else '**no**'} |")
+    lines += ["", f"{int(table.within_one_se.sum())} of {len(table)} cells within one standard "
+              "error."]
+    (OUT / "coreset_setting_means.md").write_text("\n".join(lines) + "\n")
+    print((OUT / "coreset_setting_means.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

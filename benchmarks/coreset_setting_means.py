@@ -13,7 +13,9 @@ every thread pool at one thread.
 
     python benchmarks/coreset_setting_means.py --set tol=1e-4
 
-Writes ``benchmarks/results/coreset_setting_means.{csv,md}`` (per run, and the table).
+Writes ``benchmarks/results/<--out>.{csv,md}`` (per run, and the table; default
+``coreset_setting_means``). ``--old`` takes the config.yaml side from an earlier table of the
+same code and knobs instead of computing it again; ``--processes`` splits each variant's runs.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ from fedclust.papers.coreset.declare import job_settings
 config = yaml.safe_load(open(sys.argv[1]))
 from snakemake.utils import update_config
 overrides = json.loads(sys.argv[2])
-partition, graph, runs, out = sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+partition, graph, out = sys.argv[3], sys.argv[4], sys.argv[6]
+first, stop = map(int, sys.argv[5].split(":"))
+runs = list(range(first, stop))
 update_config(config["coreset"], overrides)
 settings = job_settings(config, "msd_mixture")
 X, _, _ = ce.load_data("msd_mixture", None, settings, base_seed=config["seed"])
@@ -78,12 +82,15 @@ def _value(text: str):
         return value
 
 
-def start_variant(overrides: dict, args, out: Path, log: Path) -> subprocess.Popen:
+def start_chunk(overrides: dict, args, runs: range, out: Path,
+                log: Path) -> subprocess.Popen:
+    """One child process computing ``runs`` (a range of run indices) of one variant."""
     env = {**os.environ, "PYTHONPATH": str((REPO / "src").resolve()), "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, str(REPO / "config" / "config.yaml"),
-         json.dumps(overrides), args.partition, args.graph, str(args.runs), str(out)],
+         json.dumps(overrides), args.partition, args.graph, f"{runs.start}:{runs.stop}",
+         str(out)],
         env=env, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
 
 
@@ -125,6 +132,14 @@ def main(argv=None):
     parser.add_argument("--partition", default="uniform")
     parser.add_argument("--graph", default="erdos_renyi")
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="child processes per variant, each a contiguous share of the "
+                             "runs (a run's rows do not depend on how they are split)")
+    parser.add_argument("--old", type=Path,
+                        help="a per-run table this script wrote, whose config.yaml side is "
+                             "taken instead of computing it again (same code and knobs only)")
+    parser.add_argument("--out", default="coreset_setting_means",
+                        help="name of the tables under benchmarks/results/ (.csv, .md)")
     args = parser.parse_args(argv)
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["coreset"]
 
@@ -144,24 +159,40 @@ def main(argv=None):
     labels = ["config.yaml (" + ", ".join(f"{k}={config[k]}" for k in overrides) + ")",
               ", ".join(f"{k}={v}" for k, v in overrides.items())]
     tables, seconds = [], {}
+    variants = list(zip(labels, (both, {**both, **overrides}), strict=True))
+    if args.old is not None:
+        old = pd.read_csv(args.old)
+        old = old[old["variant"] == old["variant"].iloc[0]].assign(variant=labels[0])
+        if sorted(old["run"].unique()) != list(range(args.runs)):
+            parser.error(f"--old {args.old}: its first variant does not hold runs "
+                         f"0..{args.runs - 1}")
+        tables.append(old)
+        variants = variants[1:]
+    bounds = np.linspace(0, args.runs, args.processes + 1).round().astype(int)
     with tempfile.TemporaryDirectory() as tmp:
         children = []
-        for label, variant in zip(labels, (both, {**both, **overrides}), strict=True):
-            out, log = Path(tmp) / f"{len(children)}.csv", Path(tmp) / f"{len(children)}.log"
-            children.append((label, out, log, start_variant(variant, args, out, log)))
+        for label, variant in variants:
+            for first, stop in zip(bounds[:-1], bounds[1:], strict=True):
+                out = Path(tmp) / f"{len(children)}.csv"
+                log = Path(tmp) / f"{len(children)}.log"
+                chunk = range(int(first), int(stop))
+                children.append((label, out, log, start_chunk(variant, args, chunk, out, log)))
         start = time.perf_counter()
         for label, out, log, child in children:
             stdout, _ = child.communicate()
             if child.returncode:
                 sys.exit(f"variant {label!r} failed:\n{log.read_text()[-3000:]}")
-            seconds[label] = json.loads(stdout.strip().splitlines()[-1])
+            spent = json.loads(stdout.strip().splitlines()[-1])
+            total = seconds.setdefault(label, {"baseline_s": 0.0, "setting_s": 0.0})
+            for key in total:
+                total[key] += spent[key]
             table = pd.read_csv(out)
             table.insert(0, "variant", label)
             tables.append(table)
         wall = time.perf_counter() - start
     runs = pd.concat(tables, ignore_index=True)
     OUT.mkdir(exist_ok=True)
-    kept(runs).to_csv(OUT / "coreset_setting_means.csv", index=False)
+    kept(runs).to_csv(OUT / f"{args.out}.csv", index=False)
     table = summary(runs, labels)
     base = runs[runs["metric"].isin(["baseline_cost", "n_iter"])
                 & runs["algorithm"].isna()].pivot_table(
@@ -170,21 +201,31 @@ def main(argv=None):
     scale = " with " + ", ".join(args.both) if args.both else ""
     if args.both:
         command += " --both " + " ".join(shlex.quote(item) for item in args.both)
+    if args.processes != 1:
+        command += f" --processes {args.processes}"
+    if args.old is not None:
+        command += f" --old {args.old}"
+    if args.out != "coreset_setting_means":
+        command += f" --out {args.out}"
     if (args.partition, args.graph, args.runs) != ("uniform", "erdos_renyi", 30):
         command += f" --partition {args.partition} --graph {args.graph} --runs {args.runs}"
     lines = [f"# A coreset setting's {args.runs} runs at {'a changed' if args.both else 'paper'}"
              f" scale: {labels[0]} against {labels[1]}", "",
              f"Machine: {machine()}. The {args.partition} partition on {args.graph}, 100 sites, "
              f"the paper profile's config/config.yaml{scale}, {args.runs} runs with their "
-             f"baselines, the same seeds in both variants, each in its own process on one "
-             f"thread, side by side ({wall / 60:.1f} min of wall time). Command: "
+             f"baselines, the same seeds in both variants, each in {args.processes} "
+             f"process(es) on one thread, side by side ({wall / 60:.1f} min of wall time"
+             f"{'; the config.yaml side taken from ' + str(args.old) if args.old else ''}). "
+             f"Command: "
              f"`{command}`.", "",
              "| variant | baseline CPU (s) | setting CPU (s) | baseline Lloyd iterations "
              "(mean) | baseline cost (mean ± SE) |", "|---|---|---|---|---|"]
     for label in labels:
         cost = base[(label, "baseline_cost")]
-        lines.append(f"| {label} | {seconds[label]['baseline_s']:.0f} | "
-                     f"{seconds[label]['setting_s']:.0f} | "
+        spent = seconds.get(label)
+        cpu = (f"{spent['baseline_s']:.0f} | {spent['setting_s']:.0f}" if spent else
+               f"taken from {args.old.name} | taken from {args.old.name}")
+        lines.append(f"| {label} | {cpu} | "
                      f"{base[(label, 'n_iter')].mean():.1f} | {cost.mean():.6g} ± "
                      f"{cost.std(ddof=1) / np.sqrt(len(cost)):.2g} |")
     lines += ["", "Cost ratio (a run's cost on the global data over its baseline's), mean ± "
@@ -198,8 +239,8 @@ def main(argv=None):
                      f"{'yes' if r.within_one_se else '**no**'} |")
     lines += ["", f"{int(table.within_one_se.sum())} of {len(table)} cells within one standard "
               "error."]
-    (OUT / "coreset_setting_means.md").write_text("\n".join(lines) + "\n")
-    print((OUT / "coreset_setting_means.md").read_text())
+    (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")
+    print((OUT / f"{args.out}.md").read_text())
 
 
 if __name__ == "__main__":

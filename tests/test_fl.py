@@ -84,6 +84,21 @@ def test_fused_mlp_step_is_the_autograd_step():
         assert torch.allclose(ours[n], p.detach() - 0.3 * g, atol=1e-6), n
 
 
+def test_sgd_steps_in_cache_sized_chunks_equal_all_copies_at_once(monkeypatch):
+    import fedclust.fl.stacked as stacked_module
+    stacked = StackedModel(MLP(6, 5, 3))
+    params = stacked.init(7, seed=4)
+    gen = torch.Generator().manual_seed(1)
+    xs, ys = torch.randn(3, 7, 5, 6, generator=gen), torch.randint(0, 3, (3, 7, 5), generator=gen)
+    whole = stacked.sgd_steps({n: p.clone() for n, p in params.items()}, xs, ys, lr=0.3)
+    # three copies' parameters a chunk: chunks of 3, 3 and 1 copies
+    monkeypatch.setattr(stacked_module, "_CACHE_BYTES", 3 * stacked.n_parameters * 4)
+    chunked = stacked.sgd_steps({n: p.clone() for n, p in params.items()}, xs, ys, lr=0.3)
+    for n in whole:
+        assert not torch.equal(whole[n], params[n])
+        assert torch.equal(chunked[n], whole[n]), n
+
+
 def test_rows_of_many_steps_are_those_of_one_call_per_step():
     store, *_ = _store()
     segs = torch.tensor([4, 0, 2])
@@ -109,6 +124,12 @@ def test_average_by_group_weights_and_keeps_untrained_groups():
                            previous)
     assert out["w"].ravel().tolist() == pytest.approx([17.5, 2.0, 40.0])
     assert take(out, torch.tensor([2, 2]))["w"].ravel().tolist() == [40.0, 40.0]
+    # into a buffer that held other numbers: the same means, written there
+    buffer = {"w": torch.full((3, 1), 7.0)}
+    again = average_by_group({"w": torch.tensor([[10.0], [20.0], [40.0]])},
+                             torch.tensor([0, 0, 2]), torch.tensor([1.0, 3.0, 1.0]), previous,
+                             out=buffer)
+    assert again["w"] is buffer["w"] and torch.equal(again["w"], out["w"])
 
 
 def test_loss_matrix_is_every_model_on_every_segment():
@@ -281,6 +302,26 @@ def test_ifca_restarts_keep_the_lowest_objective_and_book_every_start():
     with pytest.raises(ValueError, match="restart_rounds"):
         trainer.run(store, rounds=5, selection=RandomBySize(2), seed=3, n_models=2,
                     ifca=True, restarts=2, restart_rounds=6)
+
+
+def test_snapshots_held_until_the_restart_decision_are_the_models_of_their_round():
+    # the pool writes every round into the stack of the round before last: the evaluations
+    # of the kept start, held until restart_rounds, must see its models of their own round,
+    # those a run of that start alone gives (start 0 is the run's own)
+    store, *_ = _store(n_devices=6)
+    trainer = FederatedTrainer(MLP(4, 3, 2), lr=0.3, local_steps=2, batch_size=4,
+                               loss_rows=5, progress=False)
+
+    def run(seed, restarts):
+        return trainer.run(store, rounds=6, selection=RandomBySize(2), seed=seed, n_models=2,
+                           ifca=True, restarts=restarts, restart_rounds=5, eval_every=1,
+                           evaluate=lambda m: {"w": float(m["fc1.weight"].sum())})
+
+    seed = next(s for s in range(50) if run(s, 3).restart_kept == 0)
+    restarted, alone = run(seed, 3), run(seed, 1)
+    assert [r["round"] for r in restarted.history] == list(range(7))
+    assert [r["w"] for r in restarted.history[:6]] == [r["w"] for r in alone.history[:6]]
+    assert len({r["w"] for r in alone.history}) == 7
 
 
 def test_groups_train_their_own_models():

@@ -24,6 +24,11 @@ __all__ = ["StackedModel", "average_by_group", "take"]
 
 Stack = dict[str, torch.Tensor]
 
+#: Bytes of parameters trained together on a CPU (about the last-level cache a core can use;
+#: 6 copies of Table 2's MLP, 1.3-1.6x faster than all 192 of IFCA's restarts at once and
+#: than one at a time, measured on 2-core AMD EPYC).
+_CACHE_BYTES = 4 << 20
+
 
 def take(stack: Stack, index) -> Stack:
     """Copies ``index`` (a LongTensor) of every parameter, as a new stack (fresh memory: the
@@ -34,20 +39,30 @@ def take(stack: Stack, index) -> Stack:
 
 
 def average_by_group(trained: Stack, group: torch.Tensor, weight: torch.Tensor,
-                     previous: Stack) -> Stack:
+                     previous: Stack, *, out: Stack | None = None) -> Stack:
     """Weighted mean of the trained copies of each group; a group no copy trained keeps its
-    ``previous`` model (FedAvg's server step, McMahan et al. 2017, Alg. 1)."""
+    ``previous`` model (FedAvg's server step, McMahan et al. 2017, Alg. 1).
+
+    ``trained`` is consumed: its copies are scaled by their weights in place. With ``out``
+    (a stack shaped like ``previous``, not ``previous`` itself) the means are written there."""
     first = next(iter(previous.values()))
     group = group.to(first.device)
     weight = weight.to(first.device, torch.float32)
     total = torch.zeros(first.shape[0], device=first.device).index_add_(0, group, weight)
-    out = {}
+    untrained = torch.nonzero(total == 0).ravel()
+    denominator = total.clamp_min(1e-12)
+    means = {}
     for name, p in trained.items():
         shape = (-1,) + (1,) * (p.dim() - 1)
-        sums = torch.zeros_like(previous[name]).index_add_(0, group, weight.view(shape) * p)
-        kept = (total > 0).view(shape)
-        out[name] = torch.where(kept, sums / total.clamp_min(1e-12).view(shape), previous[name])
-    return out
+        # in place, where a stack of 192 copies (IFCA's restarts) is 120 MB a parameter:
+        # each fresh tensor of that size is a round of page faults
+        sums = (torch.zeros_like(previous[name]) if out is None else out[name].zero_())
+        sums.index_add_(0, group, p.mul_(weight.view(shape)))
+        sums.div_(denominator.view(shape))
+        if len(untrained):
+            sums.index_copy_(0, untrained, previous[name].index_select(0, untrained))
+        means[name] = sums
+    return means
 
 
 class StackedModel:
@@ -106,10 +121,19 @@ class StackedModel:
         own gradient."""
         fused = getattr(self.module, "stacked_sgd_step", None)
         if fused is not None:
-            for step in range(xs.shape[0]):
-                fused(params, xs[step], ys[step], lr)
+            first = next(iter(params.values()))
+            # on a CPU, all the steps of a few copies at a time: their weights stay in the
+            # cache from one step to the next (a copy's steps read only its own slices, and
+            # a batched product's slice does not depend on the batch around it)
+            chunk = (max(1, _CACHE_BYTES // (self.n_parameters * first.element_size()))
+                     if first.device.type == "cpu" else len(first))
+            for start in range(0, len(first), chunk):
+                part = {name: p[start:start + chunk] for name, p in params.items()}
+                for step in range(xs.shape[0]):
+                    fused(part, xs[step, start:start + chunk], ys[step, start:start + chunk],
+                          lr)
             return params
-        params = {name: p.requires_grad_(True) for name, p in params.items()}
+        params = {name: p.detach().requires_grad_(True) for name, p in params.items()}
         for step in range(xs.shape[0]):
             grads = torch.autograd.grad(self.losses(params, xs[step], ys[step]).sum(),
                                         [params[n] for n in self.names])

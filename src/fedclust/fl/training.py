@@ -236,10 +236,8 @@ class FederatedTrainer:
                            dim=1)
             ys = torch.cat([job.train.y[r] for (job, _), r in zip(starts, rows, strict=True)],
                            dim=1)
-            taken = {name: p.index_select(0, slot) for name, p in pool.stack.items()}
-            trained = self.stacked.sgd_steps(taken, xs, ys, lr=self.lr)
-            pool.stack = average_by_group(trained, slot, weight, pool.stack)
-            pool.hand_out()
+            trained = self.stacked.sgd_steps(pool.take(slot), xs, ys, lr=self.lr)
+            pool.average(trained, slot, weight)
             for (job, _), w in zip(starts, work, strict=True):
                 job.loop.book(w)
             for job in live:
@@ -265,8 +263,12 @@ def _one_copy(tensors: list[torch.Tensor], device: torch.device) -> list[torch.T
 class _ModelPool:
     """The models of every start trained in a round, as one stack: start ``i`` holds slots
     ``offsets[i]:offsets[i + 1]``, and its ``models`` are views of them, handed out again
-    after every round (each round makes a new stack, so views kept for evaluation stay
-    valid)."""
+    after every round.
+
+    A round writes its models into the stack the round before last wrote, and its trained
+    copies into the same buffer each round: with IFCA's restarts a stack is 120 MB a
+    parameter, and each fresh tensor of that size costs a round of page faults. A view of
+    the models kept past the next round must therefore be a copy (:meth:`_Loop.snapshot`)."""
 
     def __init__(self, states: list, names: list[str]):
         self.states = states
@@ -274,6 +276,19 @@ class _ModelPool:
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.stack = {name: torch.cat([state.models[name] for state in states])
                       for name in names}
+        self.spare = {name: torch.empty_like(p) for name, p in self.stack.items()}
+        self.copies = {name: p.new_empty(0) for name, p in self.stack.items()}
+
+    def take(self, slot: torch.Tensor) -> dict:
+        """A copy of the models in ``slot`` (one per trained copy), in the copies' buffer."""
+        return {name: torch.index_select(p, 0, slot, out=self.copies[name])
+                for name, p in self.stack.items()}
+
+    def average(self, trained: dict, slot: torch.Tensor, weight: torch.Tensor) -> None:
+        """The server's step (:func:`average_by_group`) into the spare stack, handed out."""
+        self.stack, self.spare = (average_by_group(trained, slot, weight, self.stack,
+                                                   out=self.spare), self.stack)
+        self.hand_out()
 
     def holds(self, states: list) -> bool:
         """Whether the pool holds exactly ``states``, in this order."""
@@ -414,7 +429,8 @@ class _Loop:
         self.ledger.flush()
         ledger = {key: self.comm[key] for key in ("floats_up", "floats_down", "bytes_up",
                                                   "bytes_down")}
-        state.snapshots.append((t, state.models, ledger, dict(extra)))
+        models = {name: p.clone() for name, p in state.models.items()}   # the pool reuses
+        state.snapshots.append((t, models, ledger, dict(extra)))
 
     def prepare(self, state: _Start) -> _Work:
         """The first half of a round of ``state``: select the devices and (IFCA) let them

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,8 +48,7 @@ from bench_kernel import machine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO / "src"))
-from fedclust.papers.fedkmeans.declare import AUTHORS_TABLE as FEDKMEANS_AUTHORS  # noqa: E402
-from fedclust.papers.kfed.declare import AUTHORS_TABLE1 as KFED_AUTHORS_TABLE1  # noqa: E402
+from fedclust.pipeline import workdir as workdir_module  # noqa: E402
 from fedclust.pipeline.benchmarks import (  # noqa: E402
     SUMMARY_CSV,
     format_mb,
@@ -74,20 +72,12 @@ STEPS_CSV = OUT / "steps.csv"
 
 
 def copy_workflow(workdir: Path) -> None:
-    """The Snakefile, config/, workflow/, src/, environment.yml, the profiles link and the
-    committed authors'-code tables the claims read in ``workdir``: edits to the repository
-    during a run do not reach it; without the compiled-kernel cache, as in a fresh clone."""
-    for name in ("config", "workflow", "src"):
-        shutil.copytree(REPO / name, workdir / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(REPO / name, workdir)
-    for table in (FEDKMEANS_AUTHORS, KFED_AUTHORS_TABLE1):
-        # the committed authors'-code tables the claims read, as in a clone
-        if (REPO / table).exists():
-            (workdir / table).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / table, workdir / table)
-    (workdir / "profiles").symlink_to(os.readlink(REPO / "profiles"))
+    """The workflow in ``workdir`` as a clone has it after the README's set-up
+    (:func:`fedclust.pipeline.workdir.copy_workflow`): the kernels compiled by the set-up's
+    last command, ``python -m fedclust.compile``, run here first (a few seconds when they
+    are), so that the profile times the main job and not the install."""
+    subprocess.run([sys.executable, "-m", "fedclust.compile"], cwd=REPO, check=True)
+    workdir_module.copy_workflow(REPO, workdir)
 
 
 def dry_run(profile: str, extra=()) -> str:

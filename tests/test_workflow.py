@@ -14,32 +14,17 @@ import pytest
 import yaml
 
 from fedclust.data import MNIST_FILES
-from fedclust.pipeline import OUTPUT_FOLDERS
+from fedclust.pipeline import OUTPUT_FOLDERS, workdir
 
 from .conftest import REPO, profile_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environment.yml",
-                  "benchmarks/results")
 
 
 def copy_workflow(dest):
-    """A copy of the workflow files as an installed clone has them: no results, no data, and
-    the compiled kernels that the install's ``python -m fedclust.compile`` leaves beside the
-    sources (numba reuses them where the copied sources keep their bytes and dates; without
-    them every copy's first jobs compiled the kernels again, a minute or two a test)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_symlink():  # profiles -> workflow/profiles, a link as in a clone
-            (dest / name).symlink_to(os.readlink(src))
-        elif src.is_dir():
-            # build metadata and bytecode left out; numba's cache files (*.nbi, *.nbc) kept
-            shutil.copytree(src, dest / name,
-                            ignore=shutil.ignore_patterns("*.egg-info", "*.pyc"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
+    """The workflow as an installed clone has it, in ``dest``
+    (:func:`fedclust.pipeline.workdir.copy_workflow`)."""
+    return workdir.copy_workflow(REPO, dest)
 
 
 def md5(path):

@@ -117,10 +117,18 @@ def _close_figures():
         sys.modules["matplotlib.pyplot"].close("all")
 
 
+#: Files whose module fixtures run for minutes (CI at 0a437cd: the killed and clean pipeline
+#: runs 407 s, the Flower runs 446 s): started right after the quick profile, so that they do
+#: not end the suite alone on one worker.
+LONG_FILES = ("test_workflow.py", "test_flower.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The files holding reproduction tests (the quick profile) come first, the rest in their
-    order: CI's ``-n 2 --dist loadfile`` then starts one worker on the longest file while the
-    other takes every other file beside it, so that both end about together."""
+    """The files holding reproduction tests (the quick profile) come first, then
+    :data:`LONG_FILES`, the rest in their order: CI's ``-n 2 --dist loadfile`` then starts one
+    worker on the longest file while the other takes the long ones and every other file beside
+    it, so that both end about together."""
     quick_profile_files = {item.path for item in items
                            if item.get_closest_marker("reproduction")}
-    items.sort(key=lambda item: item.path not in quick_profile_files)
+    items.sort(key=lambda item: (item.path not in quick_profile_files,
+                                 item.path.name not in LONG_FILES))

@@ -13,7 +13,7 @@ with job(snakemake) as log:
     log.info("drawing with %s from %s", snakemake.params.plot, ", ".join(snakemake.input))
     fig = plot(*(read_table(path) for path in snakemake.input), **snakemake.params.options)
     # what does not read (overlapping labels, a legend over data, small legend text) is
-    # logged, never fatal: tests/test_workflow.py fails a run whose figure logs hold any
+    # logged, never fatal: tests/test_quick_profile.py fails a run whose figure logs hold any
     for problem in layout_problems(fig):
         log.warning("layout problem: %s", problem)
     save_figure(fig, snakemake.output.png, snakemake.output.pdf)

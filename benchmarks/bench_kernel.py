@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -206,6 +207,59 @@ def run_in_tree(src: Path, code: str, *args: str) -> dict:
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--src`` (source trees, e.g. a worktree of an earlier commit and ``src``) and
+    ``--labels`` (one per tree) to ``parser``, for a before/after benchmark."""
+    parser.add_argument("--src", type=Path, nargs="+", required=True,
+                        help="source trees to time (a folder holding fedclust each)")
+    parser.add_argument("--labels", nargs="+", required=True, help="one label per --src tree")
+
+
+def trees(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The ``(label, tree)`` pairs of :func:`add_tree_arguments`'s options; a parser error
+    unless there is one label per tree."""
+    if len(args.labels) != len(args.src):
+        parser.error(f"give one label per --src tree ({len(args.src)} trees, "
+                     f"{len(args.labels)} labels)")
+    return list(zip(args.labels, args.src, strict=True))
+
+
+def tree_options(args: argparse.Namespace) -> str:
+    """The ``--src ... --labels ...`` part of the command that made a table."""
+    return " ".join(["--src", *map(str, args.src), "--labels", *map(shlex.quote, args.labels)])
+
+
+def speedup_rows(seconds: pd.DataFrame, same: pd.Series, item: str) -> list[str]:
+    """A markdown table comparing source trees on the same work.
+
+    Parameters
+    ----------
+    seconds : DataFrame
+        One row per piece of work (index), one column per tree label (the first is the base),
+        in seconds.
+    same : Series of bool
+        Per piece of work, whether its output had the same sha256 under every tree.
+    item : str
+        The header of the first column (what a row is).
+
+    Returns
+    -------
+    list of str
+        The header, the rule and one line per row: the seconds under each tree, the
+        speed-up of each later tree over the first, and ``yes``/``NO`` for ``same``.
+    """
+    labels = list(seconds.columns)
+    base = labels[0]
+    lines = [f"| {item} | " + " | ".join(f"{label} (s)" for label in labels)
+             + f" | speed-up over {base} | same table |",
+             "|---|" + "---|" * len(labels) + "---|---|"]
+    for name, r in seconds.iterrows():
+        ratio = " / ".join(f"{r[base] / r[label]:.2f}x" for label in labels[1:])
+        lines.append(f"| {name} | " + " | ".join(f"{r[label]:.1f}" for label in labels)
+                     + f" | {ratio} | {'yes' if same[name] else 'NO'} |")
+    return lines
 
 
 def machine() -> str:

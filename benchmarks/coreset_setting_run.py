@@ -18,14 +18,13 @@ Writes ``benchmarks/results/coreset_setting_run.{csv,md}``.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine, run_in_tree  # noqa: E402
+from bench_kernel import add_tree_arguments, machine, run_in_tree, tree_options, trees  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -63,41 +62,47 @@ def time_tree(src: Path) -> dict:
     return run_in_tree(src, CHILD, REPO / "config" / "config.yaml")
 
 
-def main(argv=None):
+def parse(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, nargs="+", required=True)
-    parser.add_argument("--labels", nargs="+", required=True)
+    add_tree_arguments(parser)
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
-    if len(args.labels) != len(args.src):
-        parser.error("give one label per --src tree")
-    rows = []
-    for r in range(args.repeat):
-        for label, src in zip(args.labels, args.src, strict=True):
-            row = {"label": label, "src": str(src), "repeat": r, **time_tree(src)}
-            print(row, flush=True)
-            rows.append(row)
-    table = pd.DataFrame(rows)
-    OUT.mkdir(exist_ok=True)
-    table.to_csv(OUT / "coreset_setting_run.csv", index=False)
+    return args, trees(parser, args)
+
+
+def render(table: pd.DataFrame, args, machine_line: str) -> str:
+    """The markdown report of ``table`` (one row per repeat and tree)."""
     best = table.groupby("label", sort=False)[["setting_run_s", "baseline_run_s"]].min()
     lines = ["# One run of one coreset partition (three graphs) at paper scale, before and after",
              "",
-             f"Machine: {machine()}, one thread, CPU seconds of a child process, best of "
+             f"Machine: {machine_line}, one thread, CPU seconds of a child process, best of "
              f"{args.repeat} alternating runs. Setting: the uniform partition on Erdős–Rényi, grid "
              f"and preferential attachment, 100 sites, the paper profile's config/config.yaml "
              f"(one run); baseline: one run of 5 "
              f"restarts on the whole mixture. Command: `python "
-             f"benchmarks/coreset_setting_run.py --src {' '.join(map(str, args.src))} "
-             f"--labels {' '.join(map(shlex.quote, args.labels))}` (compare within this table: "
-             f"the trees ran alternately in one sitting).", "",
+             f"benchmarks/coreset_setting_run.py {tree_options(args)}` (compare within this "
+             f"table: the trees ran alternately in one sitting).", "",
              "| tree | data dtype | one run on three graphs (s) | one baseline run (s) |",
              "|---|---|---|---|"]
     dtypes = table.groupby("label", sort=False)["dtype"].first()
     for label, r in best.iterrows():
         lines.append(f"| {label} | {dtypes[label]} | {r.setting_run_s:.1f} | "
                      f"{r.baseline_run_s:.1f} |")
-    (OUT / "coreset_setting_run.md").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args, pairs = parse(argv)
+    rows = []
+    for r in range(args.repeat):
+        for label, src in pairs:
+            row = {"label": label, "src": str(src), "repeat": r, **time_tree(src)}
+            print(row, flush=True)
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    OUT.mkdir(exist_ok=True)
+    table.to_csv(OUT / "coreset_setting_run.csv", index=False)
+    (OUT / "coreset_setting_run.md").write_text(render(table, args, machine()))
     print((OUT / "coreset_setting_run.md").read_text())
 
 

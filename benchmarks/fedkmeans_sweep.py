@@ -15,14 +15,13 @@ Writes ``benchmarks/results/fedkmeans_sweep.{csv,md}``.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine, run_in_tree  # noqa: E402
+from bench_kernel import add_tree_arguments, machine, run_in_tree, speedup_rows, tree_options, trees  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -45,19 +44,36 @@ def time_sweep(src: Path, sweep: str) -> dict:
     return run_in_tree(src, CHILD, REPO / "config" / "config.yaml", sweep)
 
 
-def main(argv=None):
+def parse(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, nargs="+", required=True)
-    parser.add_argument("--labels", nargs="+", required=True)
+    add_tree_arguments(parser)
     parser.add_argument("--sweeps", nargs="+", default=["fig1", "fig4b", "fig5b"])
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
-    if len(args.labels) != len(args.src):
-        parser.error("give one label per --src tree")
+    return args, trees(parser, args)
+
+
+def render(table: pd.DataFrame, args, machine_line: str) -> str:
+    """The markdown report of ``table`` (one row per repeat, sweep and tree)."""
+    best = table.groupby(["sweep", "label"], sort=False)["cpu_s"].min().unstack("label")
+    same = table.groupby("sweep", sort=False)["sha256"].nunique() == 1
+    lines = ["# Federated k-means sweeps at paper scale, before and after", "",
+             f"Machine: {machine_line}, one thread, CPU seconds of a child process, best of "
+             f"{args.repeat} alternating runs; the paper profile's config/config.yaml (every "
+             f"seed, 200 rounds). Command: `python benchmarks/fedkmeans_sweep.py "
+             f"{tree_options(args)}` (compare within this table: the "
+             f"trees ran alternately in one sitting). Same table: the sweep's rows have the "
+             f"same sha256 under every tree.", "",
+             *speedup_rows(best[args.labels], same, "sweep")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args, pairs = parse(argv)
     rows = []
     for r in range(args.repeat):
         for sweep in args.sweeps:
-            for label, src in zip(args.labels, args.src, strict=True):
+            for label, src in pairs:
                 row = {"label": label, "src": str(src), "sweep": sweep, "repeat": r,
                        **time_sweep(src, sweep)}
                 print(row, flush=True)
@@ -65,25 +81,7 @@ def main(argv=None):
     table = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True)
     table.to_csv(OUT / "fedkmeans_sweep.csv", index=False)
-    best = table.groupby(["sweep", "label"], sort=False)["cpu_s"].min().unstack("label")
-    same = table.groupby("sweep", sort=False)["sha256"].nunique() == 1
-    base = args.labels[0]
-    lines = ["# Federated k-means sweeps at paper scale, before and after", "",
-             f"Machine: {machine()}, one thread, CPU seconds of a child process, best of "
-             f"{args.repeat} alternating runs; the paper profile's config/config.yaml (every "
-             f"seed, 200 rounds). Command: `python benchmarks/fedkmeans_sweep.py --src "
-             f"{' '.join(map(str, args.src))} --labels "
-             f"{' '.join(map(shlex.quote, args.labels))}` (compare within this table: the "
-             f"trees ran alternately in one sitting). Same table: the sweep's rows have the "
-             f"same sha256 under every tree.", "",
-             "| sweep | " + " | ".join(f"{label} (s)" for label in args.labels)
-             + f" | speed-up over {base} | same table |",
-             "|---|" + "---|" * len(args.labels) + "---|---|"]
-    for sweep, r in best.iterrows():
-        ratio = " / ".join(f"{r[base] / r[label]:.2f}x" for label in args.labels[1:])
-        lines.append(f"| {sweep} | " + " | ".join(f"{r[label]:.1f}" for label in args.labels)
-                     + f" | {ratio} | {'yes' if same[sweep] else 'NO'} |")
-    (OUT / "fedkmeans_sweep.md").write_text("\n".join(lines) + "\n")
+    (OUT / "fedkmeans_sweep.md").write_text(render(table, args, machine()))
     print((OUT / "fedkmeans_sweep.md").read_text())
 
 

@@ -16,7 +16,6 @@ Writes ``benchmarks/results/table2_cell.{csv,md}``.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import machine, run_in_tree  # noqa: E402
+from bench_kernel import add_tree_arguments, machine, run_in_tree, speedup_rows, tree_options, trees  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -51,10 +50,9 @@ print(json.dumps({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counte
 """
 
 
-def main(argv=None):
+def parse(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, nargs="+", required=True)
-    parser.add_argument("--labels", nargs="+", required=True)
+    add_tree_arguments(parser)
     parser.add_argument("--cells", nargs="+", default=["100/1/ifca", "100/1/global"])
     parser.add_argument("--run", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=0, help="0: the config's")
@@ -63,10 +61,31 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--out", default="table2_cell")
     args = parser.parse_args(argv)
-    if len(args.labels) != len(args.src):
-        parser.error("give one label per --src tree")
-    tasks = [(cell, label, src) for cell in args.cells
-             for label, src in zip(args.labels, args.src, strict=True)]
+    return args, trees(parser, args)
+
+
+def render(table: pd.DataFrame, args, machine_line: str) -> str:
+    """The markdown report of ``table`` (one row per cell and tree)."""
+    cpu = table.pivot(index="cell", columns="label", values="cpu_s").loc[args.cells, args.labels]
+    same = table.groupby("cell")["sha256"].nunique() == 1
+    command = " ".join(["python benchmarks/table2_cell.py", tree_options(args),
+                        "--cells", *args.cells]
+                       + (["--rounds", str(args.rounds)] if args.rounds else [])
+                       + (["--processes", str(args.processes)] if args.processes > 1 else []))
+    lines = ["# k-FED Table 2: one run of a cell, before and after", "",
+             f"Machine: {machine_line}; one thread a child, {args.processes} side by side; CPU "
+             f"seconds of the child (its wall seconds in the CSV). Run {args.run} of each cell "
+             f"of config/config.yaml"
+             + (f", {args.rounds} rounds" if args.rounds else " (paper scale)")
+             + f". Command: `{command}` (compare within this table: one sitting). Same table: "
+             f"the cell's tidy rows have the same sha256 under every tree.", "",
+             *speedup_rows(cpu, same, "cell (Z/k'/method)")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args, pairs = parse(argv)
+    tasks = [(cell, label, src) for cell in args.cells for label, src in pairs]
 
     def timed(task):
         cell, label, src = task
@@ -81,29 +100,7 @@ def main(argv=None):
         table = pd.DataFrame(list(pool.map(timed, tasks)))
     OUT.mkdir(exist_ok=True)
     table.to_csv(OUT / f"{args.out}.csv", index=False)
-    base = args.labels[0]
-    cpu = table.pivot(index="cell", columns="label", values="cpu_s").loc[args.cells]
-    same = table.groupby("cell")["sha256"].nunique() == 1
-    command = " ".join(["python benchmarks/table2_cell.py", "--src",
-                        *map(str, args.src), "--labels", *map(shlex.quote, args.labels),
-                        "--cells", *args.cells] + (["--rounds", str(args.rounds)]
-                                                   if args.rounds else [])
-                       + (["--processes", str(args.processes)] if args.processes > 1 else []))
-    lines = ["# k-FED Table 2: one run of a cell, before and after", "",
-             f"Machine: {machine()}; one thread a child, {args.processes} side by side; CPU "
-             f"seconds of the child (its wall seconds in the CSV). Run {args.run} of each cell "
-             f"of config/config.yaml"
-             + (f", {args.rounds} rounds" if args.rounds else " (paper scale)")
-             + f". Command: `{command}` (compare within this table: one sitting). Same table: "
-             f"the cell's tidy rows have the same sha256 under every tree.", "",
-             "| cell (Z/k'/method) | " + " | ".join(f"{label} (s)" for label in args.labels)
-             + f" | speed-up over {base} | same table |",
-             "|---|" + "---|" * len(args.labels) + "---|---|"]
-    for cell, r in cpu.iterrows():
-        ratio = " / ".join(f"{r[base] / r[label]:.2f}x" for label in args.labels[1:])
-        lines.append(f"| {cell} | " + " | ".join(f"{r[label]:.1f}" for label in args.labels)
-                     + f" | {ratio} | {'yes' if same[cell] else 'NO'} |")
-    (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")
+    (OUT / f"{args.out}.md").write_text(render(table, args, machine()))
     print((OUT / f"{args.out}.md").read_text())
 
 

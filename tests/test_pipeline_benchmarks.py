@@ -118,3 +118,37 @@ def test_the_readmes_measured_table_is_the_one_the_results_give():
         pd.read_csv(results / "profiles.csv"),
         pd.read_csv(steps) if steps.exists() else pd.DataFrame(
             columns=["step", "seconds", "count", "unit", "commit", "date"]), jobs)
+
+
+@pytest.mark.parametrize("script, out", [("table2_cell", "table2_cell"),
+                                         ("table2_cell", "table2_cell_a6ed2bf"),
+                                         ("fedkmeans_sweep", "fedkmeans_sweep"),
+                                         ("coreset_setting_run", "coreset_setting_run")])
+def test_a_before_after_table_is_what_its_csv_and_command_give(monkeypatch, script, out):
+    """The committed markdown of a before/after benchmark re-renders from its CSV and the
+    command it prints (the machine line as printed)."""
+    import importlib
+    import shlex
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    module = importlib.import_module(script)
+    markdown = (REPO / "benchmarks" / "results" / f"{out}.md").read_text()
+    table = pd.read_csv(REPO / "benchmarks" / "results" / f"{out}.csv")
+    argv = shlex.split(re.search(rf"Command: `python benchmarks/{script}\.py (.*?)`",
+                                 markdown).group(1))
+    argv += ["--out", out] if script == "table2_cell" else []
+    argv += ["--run", str(table["run"].iloc[0])] if "run" in table else []
+    argv += ["--repeat", str(table["repeat"].nunique())] if "repeat" in table else []
+    machine_line = re.search(r"Machine: (.*?)[;,] one thread", markdown).group(1)
+    args, pairs = module.parse(argv)
+    assert [label for label, _ in pairs] == args.labels
+    assert module.render(table, args, machine_line) == markdown
+
+
+def test_a_before_after_benchmark_needs_a_label_per_tree(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import table2_cell
+
+    with pytest.raises(SystemExit):
+        table2_cell.parse(["--src", "a", "b", "--labels", "before"])
+    assert "one label per --src tree (2 trees, 1 labels)" in capsys.readouterr().err

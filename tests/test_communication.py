@@ -87,3 +87,19 @@ def test_per_edge_totals_merge_repeated_edges(far):
     assert edges[["kind", "sender", "receiver", "messages", "floats", "ints"]].values.tolist() \
         == [["a", 3, SERVER, 3, 13, 0], ["a", far, SERVER, 1, 2, 0],
             ["b", SERVER, 3, 1, 0, 5], ["b", SERVER, far, 1, 0, 5]]
+
+
+def test_one_record_with_both_directions_splits_its_totals():
+    # an edge list with the server among the senders, sizes per row, and a scalar times
+    comm = Communication(float_bytes=4)
+    comm.send("mixed", [SERVER, 0, SERVER, 2], [0, SERVER, 1, 1], floats=[3, 5, 7, 11], ints=1,
+              times=2)
+    assert (comm["floats_down"], comm["floats_up"]) == (2 * (3 + 7), 2 * (5 + 11))
+    assert (comm["ints_down"], comm["ints_up"]) == (4, 4)
+    assert (comm["messages_down"], comm["messages_up"]) == (4, 4)
+    assert comm["bytes_down"] == 4 * 20 + 8 * 4 and comm["bytes_up"] == 4 * 32 + 8 * 4
+    # a column of senders against a row of receivers: every pair a message
+    grid = Communication()
+    grid.send("pairs", np.array([[0], [1]]), np.array([SERVER, 5, 6]), floats=1)
+    edges = grid.by_edge()
+    assert len(edges) == 6 and grid["floats_up"] == 6 and grid["floats_down"] == 0

@@ -269,6 +269,51 @@ def test_lloyd_step_by_device_is_assignment_then_update(rng, monkeypatch, weight
     np.testing.assert_array_equal(next_centers[empty], centers[empty])
 
 
+def stepwise_epochs(steps, centers, n_epochs, rate):
+    """SegmentSteps.epochs as step() and numpy's update, epoch by epoch."""
+    own = np.array(centers, dtype=np.float64)
+    sizes = np.zeros(own.shape[:2])
+    for _ in range(n_epochs):
+        _, _, means, sizes = steps.step(own)
+        share = np.divide(sizes, sizes, out=np.zeros_like(sizes), where=sizes > 0)
+        own = own + (rate * share)[..., None] * (means - own)
+    return sizes, own
+
+
+@pytest.mark.parametrize("weighted, dtype", [(False, np.float64), (True, np.float64),
+                                             (False, np.float32)])
+@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("sizes, private", [([10, 0, 10, 3, 10, 9, 10, 8, 10, 10, 7, 10], False),
+                                            ([300, 2, 9], True)])  # one segment in two tasks
+def test_segment_epochs_equal_step_then_update_bit_for_bit(rng, monkeypatch, request, weighted,
+                                                           dtype, direct, sizes, private):
+    monkeypatch.setattr(kernel, "_DIRECT_MAX_K", 16 if direct else 2)
+    monkeypatch.setattr(kernel, "_BLOCK_ROWS", 4)  # several blocks a segment
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    X = (rng.standard_normal((offsets[-1], 4)) * 3).astype(dtype)
+    w = rng.random(len(X)) + 0.5 if weighted else None
+    # far centers too: clusters without rows keep theirs
+    centers = np.concatenate([rng.standard_normal((len(sizes), 3, 4)),
+                              np.full((len(sizes), 1, 4), 50.0)], axis=1)
+    threads = numba.get_num_threads()
+    # four tasks a pass: whether a segment is shared does not depend on the machine's cores
+    numba.set_num_threads(1)
+    request.addfinalizer(lambda: numba.set_num_threads(threads))
+    steps = kernel.SegmentSteps(X, offsets, weights=w)
+    stepwise = kernel.SegmentSteps(X, offsets, weights=w)
+    assert stepwise._plan.private == private
+    expected_sizes, expected = stepwise_epochs(stepwise, centers, 7, 0.3)
+    before = centers.copy()
+    got_sizes, got = steps.epochs(centers, 7, 0.3)
+    assert got.dtype == np.float64 and np.array_equal(centers, before)
+    assert got.tobytes() == expected.tobytes()
+    assert got_sizes.tobytes() == expected_sizes.tobytes()
+    assert (got_sizes[:, 3] == 0).all() and (got[:, 3] == 50.0).all()
+    assert not np.array_equal(got[:, :3], centers[:, :3])  # the epochs moved the others
+    none_sizes, unmoved = steps.epochs(centers, 0, 0.3)
+    assert (none_sizes == 0).all() and np.array_equal(unmoved, centers)
+
+
 # --------------------------------------------------------------------------- k-median
 
 

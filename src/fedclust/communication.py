@@ -103,11 +103,15 @@ class Communication(Mapping):
     def _record(self, kind, sender, receiver, floats, ints, messages) -> None:
         """Add rows ``(sender, receiver)`` of ``messages`` messages carrying ``floats`` and
         ``ints`` in all."""
-        sender, receiver, floats, ints, messages = np.broadcast_arrays(
-            *(np.asarray(a, dtype=np.int64) for a in (sender, receiver, floats, ints,
-                                                       messages)))
-        sender, receiver = sender.ravel(), receiver.ravel()
-        floats, ints, messages = floats.ravel(), ints.ravel(), messages.ravel()
+        arrays = [np.asarray(a, dtype=np.int64) for a in (sender, receiver, floats, ints,
+                                                          messages)]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        # one row per (sender, receiver) pair (np.full for a scalar: broadcast_to costs ~20 us
+        # a call, a federated round's few messages less)
+        sender, receiver, floats, ints, messages = (
+            a.ravel() if a.shape == shape
+            else np.full(shape, a.flat[0]).ravel() if a.size == 1
+            else np.broadcast_to(a, shape).ravel() for a in arrays)
         if sender.size == 0 or not messages.any():
             return
         if (floats < 0).any() or (ints < 0).any() or (messages < 0).any():
@@ -116,19 +120,26 @@ class Communication(Mapping):
             self._kinds.append(kind)
         code = self._kinds.index(kind)
         from_server = sender == SERVER
-        for direction, mask in (("down", from_server), ("up", ~from_server)):
-            n_floats = int(floats[mask].sum())
-            n_ints = int(ints[mask].sum())
-            self._totals[f"floats_{direction}"] += n_floats
-            self._totals[f"ints_{direction}"] += n_ints
-            self._totals[f"messages_{direction}"] += int(messages[mask].sum())
-            self._totals[f"bytes_{direction}"] += (n_floats * self.float_bytes
-                                                   + n_ints * self.int_bytes)
+        n_down = int(np.count_nonzero(from_server))
+        if n_down in (0, sender.size):  # one direction (a broadcast, or answers): no masks
+            self._add_totals("down" if n_down else "up", floats, ints, messages)
+        else:
+            self._add_totals("down", floats[from_server], ints[from_server],
+                             messages[from_server])
+            self._add_totals("up", floats[~from_server], ints[~from_server],
+                             messages[~from_server])
         self._pending.append((np.full(sender.size, code), sender, receiver, floats, ints,
                               messages))
         self._pending_rows += sender.size
         if self._pending_rows >= _COMPACT_ROWS:
             self._compact()
+
+    def _add_totals(self, direction: str, floats, ints, messages) -> None:
+        n_floats, n_ints = int(floats.sum()), int(ints.sum())
+        self._totals[f"floats_{direction}"] += n_floats
+        self._totals[f"ints_{direction}"] += n_ints
+        self._totals[f"messages_{direction}"] += int(messages.sum())
+        self._totals[f"bytes_{direction}"] += n_floats * self.float_bytes + n_ints * self.int_bytes
 
     def add_rounds(self, n: int = 1) -> None:
         """Count ``n`` more synchronous rounds."""

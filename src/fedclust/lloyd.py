@@ -276,6 +276,47 @@ def _local_lloyd_kernel(X, x_sq, compute_x_sq, w, weighted, centers, direct, mas
         n_iter[z] = n
 
 
+@njit(parallel=True, cache=True)
+def _segment_epochs_kernel(X, x_sq, compute_x_sq, w, weighted, own, direct, offsets, block_rows,
+                           n_epochs, rate, labels, sq, sizes):  # pragma: no cover (compiled)
+    """``n_epochs`` full-batch steps of every segment, one segment after the other on each
+    thread: each a pass of :func:`_block_step` over the segment's blocks against its centers
+    ``own[z]`` in the data's precision, then ``own <- own + rate * share * (means - own)`` in
+    float64 (share 1 where the cluster has weight, else 0 with the center kept as the mean),
+    the arithmetic of :meth:`SegmentSteps.step` followed by that update, without fast-math so
+    that the update rounds as numpy's does. ``sizes[z]`` ends as the last epoch's weights."""
+    Z, k, d = own.shape
+    for z in prange(Z):
+        s, e = offsets[z], offsets[z + 1]
+        centers = np.empty((k, d), dtype=X.dtype)
+        means = np.empty((k, d), dtype=X.dtype)
+        # the transposed copy only feeds the BLAS route, as in _run_pass
+        centers_t = np.empty((0, 0) if direct else (d, k), dtype=X.dtype)
+        c_sq = np.empty(k)
+        sums = np.empty((k, d))
+        tot = np.empty(k)
+        for epoch in range(n_epochs):
+            for j in range(k):
+                for f in range(d):
+                    centers[j, f] = own[z, j, f]
+                    if not direct:
+                        centers_t[f, j] = centers[j, f]
+                c_sq[j] = _sq_norm(centers[j])
+            sums[:] = 0.0
+            tot[:] = 0.0
+            for b in range(s, e, block_rows):
+                _block_step(X, b, min(b + block_rows, e), x_sq, compute_x_sq and epoch == 0, w,
+                            weighted, centers, centers_t, direct, c_sq, True, 0, labels, sq,
+                            sums, tot)
+            for j in range(k):
+                sizes[z, j] = tot[j]
+                share = 1.0 if tot[j] > 0.0 else 0.0
+                for f in range(d):
+                    means[j, f] = sums[j, f] / tot[j] if tot[j] > 0.0 else centers[j, f]
+                    own[z, j, f] = own[z, j, f] + (rate * share) * (np.float64(means[j, f])
+                                                                    - own[z, j, f])
+
+
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
 def _segment_sums_kernel(X, w, weighted, segments, task_bounds, part_sums,
                          part_tot):  # pragma: no cover (compiled; its wrapper is tested)
@@ -417,6 +458,17 @@ class _Plan:
     private: bool
 
 
+def _task_count(n_blocks: int) -> int:
+    """Tasks of a pass over ``n_blocks`` blocks: a few per thread, at most one per block."""
+    return max(1, min(n_blocks, numba.get_num_threads() * _TASKS_PER_THREAD))
+
+
+def _whole_sets(sizes: np.ndarray, n: int, n_tasks: int) -> bool:
+    """Whether sets of ``sizes`` rows (``n`` in all) are small enough for tasks cut only
+    between sets (no set shared by two tasks: no private partial sums)."""
+    return sizes.max() <= n / n_tasks
+
+
 def _plan(offsets: np.ndarray) -> _Plan:
     """Blocks of at most ``_BLOCK_ROWS`` rows of one set each, dealt to tasks of about equal rows.
 
@@ -433,9 +485,9 @@ def _plan(offsets: np.ndarray) -> _Plan:
     block_start = offsets[block_set] + within * _BLOCK_ROWS
     block_stop = np.minimum(block_start + _BLOCK_ROWS, offsets[block_set + 1])
     n_blocks = len(block_set)
-    n_tasks = max(1, min(n_blocks, numba.get_num_threads() * _TASKS_PER_THREAD))
+    n_tasks = _task_count(n_blocks)
     bounds = np.searchsorted(block_start, n * np.arange(1, n_tasks) / n_tasks)
-    if n_blocks and sizes.max() <= n / n_tasks:
+    if n_blocks and _whole_sets(sizes, n, n_tasks):
         # small sets: cut tasks only between sets, so that no set is shared by two tasks
         bounds = first_block[block_set[np.minimum(bounds, n_blocks - 1)]]
     bounds = np.unique(np.concatenate([[0], bounds, [n_blocks]])).astype(np.int64)
@@ -775,7 +827,14 @@ class SegmentSteps:
                              f"{self.X.shape[0]}")
         self.weights = weights
         self.x_sq = x_sq
-        self._plan = _plan(self.offsets)
+        self._planned = None
+
+    @property
+    def _plan(self) -> _Plan:
+        # made on first use: the fused epochs of small segments need none
+        if self._planned is None:
+            self._planned = _plan(self.offsets)
+        return self._planned
 
     def step(self, centers):
         """One Lloyd step of every segment from its centers ``(n_segments, k, d)``.
@@ -794,6 +853,57 @@ class SegmentSteps:
         self.x_sq = result.x_sq  # the same norms, computed once
         next_centers = _means(result.sums, result.totals, centers)
         return result.labels, result.sq, next_centers, result.totals.reshape(centers.shape[:2])
+
+    def epochs(self, centers, n_epochs: int, rate: float):
+        """``n_epochs`` damped full-batch steps of every segment: each moves the segment's
+        centers by ``rate`` towards the means of a :meth:`step`, ``C <- C + rate (M - C)``,
+        only for the clusters that have rows (a client's epochs of federated k-means).
+
+        Parameters
+        ----------
+        centers : ndarray of shape (n_segments, k, d)
+            The starting centers (float64; not modified).
+        n_epochs : int
+        rate : float
+
+        Returns
+        -------
+        sizes : ndarray of shape (n_segments, k)
+            The last epoch's cluster weights (zeros when ``n_epochs`` is 0).
+        centers : ndarray of shape (n_segments, k, d)
+            The centers after the epochs, float64: bit for bit those of :meth:`step`
+            followed by the update in numpy.
+        """
+        own = np.array(centers, dtype=np.float64)  # a copy: the kernel moves it in place
+        n_segments, k, d = own.shape
+        if len(self.offsets) != n_segments + 1:
+            raise ValueError(f"offsets must be {n_segments + 1} non-decreasing row offsets "
+                             f"from 0 to {self.X.shape[0]}")
+        sizes = np.zeros((n_segments, k))
+        rows = np.diff(self.offsets)
+        n_blocks = int((-(-rows // _BLOCK_ROWS)).sum())
+        if n_blocks and not _whole_sets(rows, self.X.shape[0], _task_count(n_blocks)) \
+                and self._plan.private:
+            # a segment shared by two tasks sums its rows in two partials: step by step, so
+            # that the sums are :meth:`step`'s
+            for _ in range(n_epochs):
+                _, _, means, sizes = self.step(own)
+                share = np.divide(sizes, sizes, out=np.zeros_like(sizes), where=sizes > 0)
+                own = own + (rate * share)[..., None] * (means - own)
+            return sizes, own
+        n = self.X.shape[0]
+        compute_x_sq = self.x_sq is None
+        x_sq = np.empty(n) if compute_x_sq else np.asarray(self.x_sq, np.float64)
+        w = np.empty(0) if self.weights is None else np.asarray(self.weights, np.float64)
+        direct = _direct(k)
+        with _threads_for(n * k * d * max(int(n_epochs), 1), direct):
+            _segment_epochs_kernel(self.X, x_sq, compute_x_sq, w, self.weights is not None,
+                                   own, direct, self.offsets, _BLOCK_ROWS, int(n_epochs),
+                                   float(rate), np.empty(n, np.int64),
+                                   np.empty(n, self.X.dtype), sizes)
+        if compute_x_sq and n_epochs > 0:
+            self.x_sq = x_sq
+        return sizes, own
 
 
 def sq_distances_to(X: np.ndarray, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -419,12 +419,7 @@ class FederatedKMeans(FederatedClusteringMixin):
         share of the epoch's points 1, so ``Gamma <- Gamma + beta (Gamma^b - Gamma)`` where
         the batch saw the cluster."""
         steps = SegmentSteps(rows, offsets, weights=weights)
-        sizes = np.zeros(own.shape[:2])
-        for _ in range(self.local_epochs):
-            _, _, means, sizes = steps.step(own)
-            share = np.divide(sizes, sizes, out=np.zeros_like(sizes), where=sizes > 0)
-            own = own + (self.client_lr * share)[..., None] * (means - own)
-        return sizes, own
+        return steps.epochs(own, self.local_epochs, self.client_lr)
 
     def _report(self, callback, t, centers, federation, x_sq, sampled):
         if callback is None:

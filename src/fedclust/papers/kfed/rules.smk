@@ -62,11 +62,14 @@ rule kfed_table1:
 
 
 rule kfed_oracle:
-    """Oracle clustering of a data set: k-means on all of it (best of n_init k-means++ starts)."""
+    """Oracle clustering of a data set (k-means on all of it, best of n_init k-means++ starts)
+    and the c_rs of every pair of its clusters, in one job (the pairs read the clustering the
+    job holds: one process's start and imports, not two)."""
     input:
         "data/{dataset}/features.h5",
     output:
-        "results/kfed/oracle/{dataset}/k{k}.h5",
+        oracle="results/kfed/oracle/{dataset}/k{k}.h5",
+        pairs="results/kfed/separation/{dataset}/pairs_k{k}.csv",
     log:
         "results/logs/kfed/oracle/{dataset}_k{k}.log",
     benchmark:
@@ -77,34 +80,12 @@ rule kfed_oracle:
     # the cores, and the 36 jobs keep every core busy side by side
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=2000,
     params:
         settings=config["kfed"]["separation"],
         seed=config["seed"],
     script:
         str(SCRIPTS / "kfed_oracle.py")
-
-
-rule kfed_separation_k:
-    """c_rs of every pair of oracle clusters."""
-    input:
-        features="data/{dataset}/features.h5",
-        oracle="results/kfed/oracle/{dataset}/k{k}.h5",
-    output:
-        "results/kfed/separation/{dataset}/pairs_k{k}.csv",
-    log:
-        "results/logs/kfed/separation/{dataset}_k{k}.log",
-    benchmark:
-        "results/benchmarks/kfed_separation_k/kfed/separation/{dataset}_k{k}.tsv"
-    conda:
-        ENV
-    threads: 1  # as kfed_oracle: many small jobs, side by side
-    resources:
-        mem_mb=2000,
-    params:
-        settings=config["kfed"]["separation"],
-    script:
-        str(SCRIPTS / "kfed_separation_pairs.py")
 
 
 rule kfed_separation:

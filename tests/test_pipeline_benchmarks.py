@@ -152,3 +152,30 @@ def test_a_before_after_benchmark_needs_a_label_per_tree(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         table2_cell.parse(["--src", "a", "b", "--labels", "before"])
     assert "one label per --src tree (2 trees, 1 labels)" in capsys.readouterr().err
+
+
+def test_job_overhead_is_the_job_time_outside_its_log(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import job_overhead
+
+    write_benchmark(tmp_path / "results" / "benchmarks", "kfed_oracle/kfed/oracle/mnist_k2.tsv",
+                    10.0, 300.0, 6.0)
+    write_benchmark(tmp_path / "results" / "benchmarks", "gather/kfed/gather.tsv", 2.0, 90.0, 1.0)
+    (tmp_path / ".snakemake" / "log").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "log" / "2026-11-29T100000.snakemake.log").write_text(
+        "rule kfed_oracle:\n    input: data/mnist/features.h5\n"
+        "    log: results/logs/kfed/oracle/mnist_k2.log\n    jobid: 3\n"
+        "    benchmark: results/benchmarks/kfed_oracle/kfed/oracle/mnist_k2.tsv\n"
+        "localrule gather:\n    benchmark: results/benchmarks/gather/kfed/gather.tsv\n")
+    log = tmp_path / "results" / "logs" / "kfed" / "oracle" / "mnist_k2.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("2026-11-29 10:00:01,250 INFO fedclust: rule kfed_oracle: 1 thread(s)\n"
+                   "  a continuation line\n"
+                   "2026-11-29 10:00:08,750 INFO fedclust: wrote 3 rows\n")
+    table = job_overhead.job_table(tmp_path).set_index("job")
+    assert table.loc["kfed/oracle/mnist_k2", "in_log"] == 7.5
+    assert table.loc["kfed/oracle/mnist_k2", "outside"] == 2.5
+    assert pd.isna(table.loc["kfed/gather", "in_log"])  # no log: not counted either way
+    text = job_overhead.render(table.reset_index(), "a test run")
+    assert "1 of 2 jobs have a timestamped log" in text
+    assert "| kfed_oracle | 1 | 10.0 | 7.5 | 2.5 | 2.5 |" in text

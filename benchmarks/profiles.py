@@ -24,7 +24,10 @@ also publishes the run's report, figures and time per rule there
 (:func:`fedclust.pipeline.publish.publish_report`); ``--publish docs/paper-profile --stale
 REASON`` marks that report stale on its first screen until the next run replaces it. A run
 made elsewhere (e.g. from a clone, in the background) is recorded and published afterwards
-with ``--finished-run DIR --wall-seconds S --commit C --date YYYY-MM-DD``.
+with ``--finished-run DIR --wall-seconds S --commit C --date YYYY-MM-DD``. A run stopped
+part-way (its machine went away) is finished in the same directory with ``--resume DIR
+--commit C --date YYYY-MM-DD``: Snakemake reruns what was incomplete and the wall time is the
+sum of the segments, each read from its Snakemake log (:func:`log_segments`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -117,6 +120,54 @@ def run_profile(profile: str, cores: int, data_mirror: Path, workdir: Path) -> f
     print("running", " ".join(command), "in", workdir, flush=True)
     start = time.perf_counter()
     subprocess.run(command, cwd=workdir, check=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    return time.perf_counter() - start
+
+
+_LOG_NAME = re.compile(r"^(\d{4}-\d\d-\d\dT\d{6})\.\d+\.snakemake\.log$")
+_LOG_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.M)
+
+
+def log_segments(workdir: Path) -> list[dict]:
+    """The Snakemake invocations that ran jobs in ``workdir``, oldest first: ``start`` (the
+    log's name), ``end`` (the last time stamp the log holds: the run's end, or for a run that
+    was stopped, its last job event), ``jobs`` (the jobs it finished)."""
+    segments = []
+    for log in sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log")):
+        name = _LOG_NAME.match(log.name)
+        text = log.read_text(errors="replace")
+        jobs = len(re.findall(r"^Finished jobid: ", text, re.M))
+        if name is None or not jobs:
+            continue
+        start = datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S")
+        stamps = [datetime.strptime(" ".join(t.split()), "%a %b %d %H:%M:%S %Y")
+                  for t in _LOG_STAMP.findall(text)]
+        segments.append({"start": start, "end": max(stamps + [start]), "jobs": jobs})
+    return segments
+
+
+def segments_note(segments: list[dict], commit: str) -> str:
+    """How a run made in several segments was made, for the report's first screen."""
+    parts = [f"{s['start']:%Y-%m-%d %H:%M:%S}-{s['end']:%H:%M:%S} UTC ({s['jobs']} jobs)"
+             for s in segments]
+    return (f"In {len(segments)} segments from one clean directory at {commit} (each later "
+            f"one resumed by Snakemake from the finished outputs with --rerun-incomplete): "
+            f"{'; '.join(parts)}. The wall time is the segments' sum, a stopped segment "
+            f"counted to its last logged job event (its jobs in flight were lost and ran "
+            f"again).")
+
+
+def resume_profile(profile: str, cores: int, data_mirror: Path, workdir: Path) -> float:
+    """Finish a stopped run of ``profile`` in ``workdir``; return this segment's seconds."""
+    if not (workdir / ".snakemake" / "log").is_dir():
+        raise SystemExit(f"--resume {workdir}: no Snakemake run there to resume")
+    command = ["snakemake", "--cores", str(cores), "--configfile",
+               str(config_file(profile).relative_to(REPO)), "--config",
+               f"data_mirror={data_mirror.resolve()}"]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    subprocess.run(command[:1] + ["--unlock"] + command[3:5], cwd=workdir, check=True, env=env)
+    print("resuming", " ".join(command), "in", workdir, flush=True)
+    start = time.perf_counter()
+    subprocess.run(command + ["--rerun-incomplete"], cwd=workdir, check=True, env=env)
     return time.perf_counter() - start
 
 
@@ -262,6 +313,9 @@ def main(argv=None):
     parser.add_argument("--finished-run", type=Path,
                         help="record (and publish) a run that finished in this directory "
                              "instead of running one; give --wall-seconds, --commit, --date")
+    parser.add_argument("--resume", type=Path, metavar="DIR",
+                        help="finish a stopped run of the profile in DIR and record (and "
+                             "publish) it; give --commit and --date (the run's)")
     parser.add_argument("--wall-seconds", type=float)
     parser.add_argument("--commit")
     parser.add_argument("--date")
@@ -298,6 +352,17 @@ def main(argv=None):
             parser.error(f"--finished-run needs {', '.join(missing)}")
         workdir, wall, commit, day = (args.finished_run, args.wall_seconds, args.commit,
                                       args.date)
+    elif args.resume:
+        if args.data_mirror is None or args.commit is None or args.date is None:
+            parser.error("--resume needs --data-mirror, --commit and --date (the run's)")
+        workdir, commit, day = args.resume, args.commit, args.date
+        earlier = log_segments(workdir)
+        resume_profile(args.profile, args.cores, args.data_mirror, workdir)
+        segments = log_segments(workdir)
+        if len(segments) <= len(earlier):
+            raise SystemExit(f"--resume {workdir}: the resumed run logged no finished job")
+        wall = sum((s["end"] - s["start"]).total_seconds() for s in segments)
+        args.note = " ".join(filter(None, [segments_note(segments, commit), args.note]))
     else:
         if args.data_mirror is None:
             parser.error("--data-mirror is needed to run a profile")

@@ -179,3 +179,27 @@ def test_job_overhead_is_the_job_time_outside_its_log(tmp_path, monkeypatch):
     text = job_overhead.render(table.reset_index(), "a test run")
     assert "1 of 2 jobs have a timestamped log" in text
     assert "| kfed_oracle | 1 | 10.0 | 7.5 | 2.5 | 2.5 |" in text
+
+
+def test_a_resumed_runs_segments_are_read_from_its_snakemake_logs(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import profiles
+
+    logs = tmp_path / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    # a run stopped after two jobs (its last event 10:40:05), a dry run that finished none,
+    # and the resumed run
+    (logs / "2026-11-29T103350.053773.snakemake.log").write_text(
+        "Building DAG of jobs...\n[Sun Nov 29 10:33:56 2026]\nlocalrule run_config:\n"
+        "[Sun Nov 29 10:34:09 2026]\nFinished jobid: 1 (Rule: run_config)\n"
+        "[Sun Nov 29 10:40:05 2026]\nFinished jobid: 2 (Rule: fetch_mnist)\n")
+    (logs / "2026-11-29T120000.000001.snakemake.log").write_text("Building DAG of jobs...\n")
+    (logs / "2026-11-30T090000.000002.snakemake.log").write_text(
+        "[Mon Nov 30 09:00:03 2026]\nFinished jobid: 5 (Rule: figure)\n"
+        "[Mon Nov 30 09:30:00 2026]\nFinished jobid: 6 (Rule: all)\n")
+    segments = profiles.log_segments(tmp_path)
+    assert [s["jobs"] for s in segments] == [2, 2]
+    assert [(s["end"] - s["start"]).total_seconds() for s in segments] == [375.0, 1800.0]
+    note = profiles.segments_note(segments, "a617b9e")
+    assert "In 2 segments from one clean directory at a617b9e" in note
+    assert "2026-11-29 10:33:50-10:40:05 UTC (2 jobs); 2026-11-30 09:00:00-09:30:00" in note

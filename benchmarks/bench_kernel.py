@@ -262,6 +262,14 @@ def speedup_rows(seconds: pd.DataFrame, same: pd.Series, item: str) -> list[str]
     return lines
 
 
+def write_results(name: str, table: pd.DataFrame, markdown: str) -> None:
+    """Write ``benchmarks/results/<name>.csv`` and ``.md`` and print the markdown."""
+    OUT.mkdir(exist_ok=True)
+    table.to_csv(OUT / f"{name}.csv", index=False)
+    (OUT / f"{name}.md").write_text(markdown)
+    print(markdown)
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:

@@ -24,10 +24,16 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import add_tree_arguments, machine, run_in_tree, tree_options, trees  # noqa: E402
+from bench_kernel import (  # noqa: E402
+    add_tree_arguments,
+    machine,
+    run_in_tree,
+    tree_options,
+    trees,
+    write_results,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "benchmarks" / "results"
 
 # run in a child process per tree, so that each imports its own fedclust
 CHILD = r"""
@@ -100,10 +106,7 @@ def main(argv=None):
             print(row, flush=True)
             rows.append(row)
     table = pd.DataFrame(rows)
-    OUT.mkdir(exist_ok=True)
-    table.to_csv(OUT / "coreset_setting_run.csv", index=False)
-    (OUT / "coreset_setting_run.md").write_text(render(table, args, machine()))
-    print((OUT / "coreset_setting_run.md").read_text())
+    write_results("coreset_setting_run", table, render(table, args, machine()))
 
 
 if __name__ == "__main__":

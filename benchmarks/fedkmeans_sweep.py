@@ -21,10 +21,17 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import add_tree_arguments, machine, run_in_tree, speedup_rows, tree_options, trees  # noqa: E402
+from bench_kernel import (  # noqa: E402
+    add_tree_arguments,
+    machine,
+    run_in_tree,
+    speedup_rows,
+    tree_options,
+    trees,
+    write_results,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "benchmarks" / "results"
 
 # in a child process per tree, so that each imports its own fedclust
 CHILD = r"""
@@ -79,10 +86,7 @@ def main(argv=None):
                 print(row, flush=True)
                 rows.append(row)
     table = pd.DataFrame(rows)
-    OUT.mkdir(exist_ok=True)
-    table.to_csv(OUT / "fedkmeans_sweep.csv", index=False)
-    (OUT / "fedkmeans_sweep.md").write_text(render(table, args, machine()))
-    print((OUT / "fedkmeans_sweep.md").read_text())
+    write_results("fedkmeans_sweep", table, render(table, args, machine()))
 
 
 if __name__ == "__main__":

@@ -23,10 +23,17 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernel import add_tree_arguments, machine, run_in_tree, speedup_rows, tree_options, trees  # noqa: E402
+from bench_kernel import (  # noqa: E402
+    add_tree_arguments,
+    machine,
+    run_in_tree,
+    speedup_rows,
+    tree_options,
+    trees,
+    write_results,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "benchmarks" / "results"
 
 # in a child process per tree, so that each imports its own fedclust
 CHILD = r"""
@@ -98,10 +105,7 @@ def main(argv=None):
 
     with ThreadPoolExecutor(args.processes) as pool:
         table = pd.DataFrame(list(pool.map(timed, tasks)))
-    OUT.mkdir(exist_ok=True)
-    table.to_csv(OUT / f"{args.out}.csv", index=False)
-    (OUT / f"{args.out}.md").write_text(render(table, args, machine()))
-    print((OUT / f"{args.out}.md").read_text())
+    write_results(args.out, table, render(table, args, machine()))
 
 
 if __name__ == "__main__":

@@ -257,6 +257,23 @@ def test_the_strategies_of_a_run_start_from_the_same_model(init_spy):
     assert seed0 != seed1 and not torch.equal(a["fc1.weight"], b["fc1.weight"])
 
 
+def test_strategies_on_one_data_set_equal_each_strategy_on_fresh_data():
+    """A batched Fig 4 job (kfed.fig4.batch_strategies) trains every strategy on one loaded
+    data set: no strategy may change the data or state the next one reads."""
+    cfg = {"model": "mlp", "model_options": {"d_in": 3, "hidden": 6, "n_classes": 3},
+           "lr": 0.3, "local_steps": 2, "batch_size": 4, "aggregation": "uniform",
+           "loss_rows": 5, "devices_per_round": 3, "candidates": 6, "rounds": 4,
+           "eval_every": 2, "runs": 2, "eval_train_rows": None, "eval_test_rows": 3,
+           "kfed": {"n_clusters": 3, "device_clusters": 1, "server_lloyd_rounds": "converge",
+                    "server_starts": 1}}
+    shared = _fl_data()
+    for strategy in ("kfed_powd", "powd", "random"):
+        together = fig4_runs("toy", strategy, shared, cfg, base_seed=0)
+        alone = fig4_runs("toy", strategy, _fl_data(), cfg, base_seed=0)
+        for a, b in zip(together, alone, strict=True):
+            pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
 @pytest.mark.parametrize("profile", ["config.yaml", "ci.yaml"])
 def test_ifca_restart_keys_are_validated_by_the_schema(profile):
     """Both profiles set IFCA's restarts; the schema fills them in and names a bad value."""

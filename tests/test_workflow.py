@@ -91,16 +91,39 @@ def test_year_prediction_is_selectable_for_the_coreset_figures(tmp_path):
     assert "data/year_prediction/features.h5" in result.stdout
 
 
-def test_table2_batched_is_one_job_for_every_cell_and_run(tmp_path):
-    # kfed.table2.batch_cells (auto: on a GPU) plans one job per setting (Z, k') whose
-    # outputs are its methods' tables, the same files the per-cell jobs write
-    result = run(["-n", "--cores", "2", "--configfile", "config/ci.yaml", "--config",
-                  "kfed={table2: {batch_cells: true}}", "--", "results/kfed/table2.csv"],
-                 copy_workflow(tmp_path))
-    assert re.search(r"^rule kfed_table2_cells:", result.stdout, re.M)
-    assert not re.search(r"^rule kfed_table2:", result.stdout, re.M)
-    assert re.search(r"^kfed_table2_cells\s+4$", result.stdout, re.M)   # 2 Z x 2 k'
+def test_the_quick_profile_batches_table2_fig4_and_the_sweeps(tmp_path):
+    # config/ci.yaml: kfed.table2.batch_cells plans one job per setting (Z, k') whose
+    # outputs are its methods' tables, kfed.fig4.batch_strategies one job per data set,
+    # fedkmeans.batch_sweeps one job for every sweep: the files the per-part jobs write
+    result = run(["-n", "--cores", "2", "--configfile", "config/ci.yaml", "--",
+                  "results/kfed/table2.csv", "results/kfed/fig4.csv",
+                  "results/fedkmeans/sweeps.csv"], copy_workflow(tmp_path))
+    for rule, jobs in (("kfed_table2_cells", 4), ("kfed_fig4_strategies", 2),   # 2 Z x 2 k'
+                       ("fedkmeans_sweeps", 1)):
+        assert re.search(rf"^rule {rule}:", result.stdout, re.M)
+        assert re.search(rf"^{rule}\s+{jobs}$", result.stdout, re.M), result.stdout[-3000:]
+    for rule in ("kfed_table2", "kfed_fig4", "fedkmeans_sweep"):
+        assert not re.search(rf"^rule {rule}:", result.stdout, re.M)
     assert "results/kfed/table2/n200_k2_kfed.csv" in result.stdout
+    assert "results/kfed/fig4_devices/shakespeare_kfed_powd.csv" in result.stdout
+
+
+def test_batched_fedkmeans_sweeps_write_the_per_sweep_jobs_bytes(tmp_path):
+    # fedkmeans.batch_sweeps: one job computes every sweep, each table the bytes its own
+    # job writes (the quick profile's setting; the paper profile keeps a job per sweep)
+    small = "fedkmeans={seeds: 2, n_rounds: 5, batch_sweeps: %s}"
+    targets = ["results/fedkmeans/sweeps/fig1.csv",
+               "results/fedkmeans/sweeps/fig5bAuthorsReassign.csv"]   # seeds_of: fig5b
+    tables = {}
+    for batched, jobs in (("true", r"^fedkmeans_sweeps\s+1$"), ("false", r"^fedkmeans_sweep\s+2$")):
+        work = copy_workflow(tmp_path / batched)
+        result = run(["--cores", "2", "--config", small % batched, "--", *targets], work,
+                     timeout=900)
+        assert re.search(jobs, result.stdout + result.stderr, re.M), result.stdout[-3000:]
+        tables[batched] = {p.name: md5(p) for p in
+                           (work / "results" / "fedkmeans" / "sweeps").glob("*.csv")}
+    assert len(tables["true"]) == 11 and len(tables["false"]) == 2
+    assert tables["false"] == {name: tables["true"][name] for name in tables["false"]}
 
 
 def test_jobs_run_this_checkouts_code_even_when_another_stands_first(tmp_path):

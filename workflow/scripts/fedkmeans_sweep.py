@@ -1,4 +1,5 @@
-"""Federated k-means, Figs 1-5: one hyper-parameter sweep -> tidy CSV."""
+"""Federated k-means, Figs 1-5: one hyper-parameter sweep, or every sweep in one job
+(fedkmeans.batch_sweeps) -> a tidy CSV per sweep."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
@@ -7,9 +8,15 @@ from fedclust.papers.fedkmeans.experiments import sweep_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:
-    sweep = snakemake.wildcards.sweep
-    log.info("sweep %s: %s", sweep, snakemake.params.spec)
-    table = sweep_runs(sweep, snakemake.params.spec, snakemake.params.settings,
-                       base_seed=snakemake.params.seed)
-    write_table(table, snakemake.output[0])
-    log.info("wrote %d rows to %s", len(table), snakemake.output[0])
+    if hasattr(snakemake.params, "specs"):
+        specs = snakemake.params.specs
+        outputs = dict(zip(specs, snakemake.output, strict=True))
+    else:
+        specs = {snakemake.wildcards.sweep: snakemake.params.spec}
+        outputs = {snakemake.wildcards.sweep: snakemake.output[0]}
+    for sweep, spec in specs.items():
+        log.info("sweep %s: %s", sweep, spec)
+        table = sweep_runs(sweep, spec, snakemake.params.settings,
+                           base_seed=snakemake.params.seed)
+        write_table(table, outputs[sweep])
+        log.info("wrote %d rows to %s", len(table), outputs[sweep])

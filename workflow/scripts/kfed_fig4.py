@@ -1,5 +1,5 @@
-"""k-FED Figure 4: one client-selection strategy on one data set -> history and per-device
-tables."""
+"""k-FED Figure 4: one client-selection strategy on one data set, or every strategy
+(kfed.fig4.batch_strategies), -> history and per-device tables."""
 
 import _bootstrap  # noqa: F401  (puts src/ on sys.path)
 
@@ -10,13 +10,20 @@ from fedclust.papers.kfed.applications import fig4_data, fig4_runs
 from fedclust.pipeline.job import job
 
 with job(snakemake) as log:
-    dataset, strategy = snakemake.wildcards.dataset, snakemake.wildcards.strategy
-    cfg, seed = snakemake.params.settings, snakemake.params.seed
+    dataset, cfg = snakemake.wildcards.dataset, snakemake.params.settings
+    seed = snakemake.params.seed
+    if hasattr(snakemake.params, "strategies"):
+        strategies = snakemake.params.strategies
+        outputs = list(zip(snakemake.output.history, snakemake.output.devices, strict=True))
+    else:
+        strategies = [snakemake.wildcards.strategy]
+        outputs = [(snakemake.output.history, snakemake.output.devices)]
     data = fig4_data(dataset, snakemake.input[0], cfg, snakemake.params.dataset_settings,
                      base_seed=seed)
     log.info("%s: %d devices, %d training and %d test rows", dataset, data.n_devices,
              len(data.y), len(data.test_y))
-    history, devices = fig4_runs(dataset, strategy, data, cfg, base_seed=seed)
-    write_table(history, snakemake.output.history)
-    write_table(devices, snakemake.output.devices)
-    log.info("wrote %s and %s", snakemake.output.history, snakemake.output.devices)
+    for strategy, (history_path, devices_path) in zip(strategies, outputs, strict=True):
+        history, devices = fig4_runs(dataset, strategy, data, cfg, base_seed=seed)
+        write_table(history, history_path)
+        write_table(devices, devices_path)
+        log.info("wrote %s and %s", history_path, devices_path)

@@ -19,8 +19,8 @@ from ...pipeline.declarations import Figure, Paper, Table
 from ..kfed.declare import chosen_oracle_inputs
 from . import SYMBOLS, VARIED_TITLES
 
-__all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "progress_part", "real_part",
-           "real_inputs"]
+__all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "sweeps_batched", "sweep_specs",
+           "progress_part", "real_part", "real_inputs"]
 
 CITATION = "Federated k-means (Triebe & Rajagopal, 2019)"
 # the paper's names, on the ground floor (experiments, plots and claims read them there)
@@ -39,12 +39,23 @@ def shared_settings(config, *, real: bool = False) -> dict:
     """The section's settings a job needs: every shared knob, not the other jobs' lists (so
     that adding a sweep, a progress run or a real data set reruns no other job); ``real``
     adds the real-data subsection."""
-    skip = {"enabled", "sweeps", "progress", "real"} - ({"real"} if real else set())
+    skip = ({"enabled", "sweeps", "progress", "real", "batch_sweeps"}
+            - ({"real"} if real else set()))
     return {key: value for key, value in _section(config).items() if key not in skip}
 
 
 def sweep_part(sweep: str) -> str:
     return f"results/fedkmeans/sweeps/{sweep}.csv"
+
+
+def sweeps_batched(config) -> bool:
+    """Whether one job computes every sweep (``batch_sweeps``, when there are sweeps)."""
+    return bool(_section(config).get("batch_sweeps", False) and _section(config)["sweeps"])
+
+
+def sweep_specs(config) -> dict:
+    """Every sweep's spec by name, in the config's order (the batched job's parameter)."""
+    return dict(_section(config)["sweeps"])
 
 
 def progress_part(name: str) -> str:

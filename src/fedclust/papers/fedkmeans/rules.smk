@@ -2,27 +2,52 @@
 # figures, gathered tables and claims are declared in fedclust.papers.fedkmeans.declare.
 
 
-rule fedkmeans_sweep:
-    """Figs 1-5: one hyper-parameter sweep, every value and seed, train and test clients."""
-    output:
-        fedkmeans_declare.sweep_part("{sweep}"),
-    log:
-        "results/logs/fedkmeans/sweeps/{sweep}.log",
-    benchmark:
-        "results/benchmarks/fedkmeans_sweep/fedkmeans/sweeps/{sweep}.tsv"
-    wildcard_constraints:
-        sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-    params:
-        spec=fedkmeans_sweep_spec,
-        settings=fedkmeans_declare.shared_settings(config),
-        seed=config["seed"],
-    script:
-        str(SCRIPTS / "fedkmeans_sweep.py")
+if fedkmeans_declare.sweeps_batched(config):
+
+    rule fedkmeans_sweeps:
+        """Figs 1-5: every hyper-parameter sweep in one job (fedkmeans.batch_sweeps), the
+        tables one job per sweep writes."""
+        output:
+            [fedkmeans_declare.sweep_part(s) for s in config["fedkmeans"]["sweeps"]],
+        log:
+            "results/logs/fedkmeans/sweeps/all.log",
+        benchmark:
+            "results/benchmarks/fedkmeans_sweeps/fedkmeans/sweeps/all.tsv"
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=1000,
+        params:
+            specs=fedkmeans_declare.sweep_specs(config),
+            settings=fedkmeans_declare.shared_settings(config),
+            seed=config["seed"],
+        script:
+            str(SCRIPTS / "fedkmeans_sweep.py")
+
+else:
+
+    rule fedkmeans_sweep:
+        """Figs 1-5: one hyper-parameter sweep, every value and seed, train and test clients."""
+        output:
+            fedkmeans_declare.sweep_part("{sweep}"),
+        log:
+            "results/logs/fedkmeans/sweeps/{sweep}.log",
+        benchmark:
+            "results/benchmarks/fedkmeans_sweep/fedkmeans/sweeps/{sweep}.tsv"
+        wildcard_constraints:
+            sweep="|".join(config["fedkmeans"]["sweeps"]) or "none",
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=1000,
+        params:
+            spec=fedkmeans_sweep_spec,
+            settings=fedkmeans_declare.shared_settings(config),
+            seed=config["seed"],
+        script:
+            str(SCRIPTS / "fedkmeans_sweep.py")
 
 
 rule fedkmeans_progress:

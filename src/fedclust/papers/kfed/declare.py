@@ -99,11 +99,24 @@ def fig4_parts(config, table: str = "fig4", dataset: str | None = None) -> list[
             if dataset in (None, ds) for s in cfg["strategies"]]
 
 
+def fig4_batched(config) -> bool:
+    """Whether one job per data set trains every strategy (``batch_strategies``)."""
+    return bool(config["kfed"]["fig4"].get("batch_strategies", False))
+
+
+def fig4_dataset_parts(config, table: str) -> list[str]:
+    """The outputs of one batched Fig 4 job: the ``table`` part of every strategy, with the
+    data set as a wildcard."""
+    return [FIG4_PART[table].format(dataset="{dataset}", strategy=s)
+            for s in config["kfed"]["fig4"]["strategies"]]
+
+
 def fig4_settings(config, dataset: str) -> dict:
     """What a Fig 4 job on ``dataset`` needs: the shared knobs and its own subsection."""
     cfg = config["kfed"]["fig4"]
     shared = {k: v for k, v in cfg.items()
-              if k not in ("datasets", "strategies", "femnist", "shakespeare")}
+              if k not in ("datasets", "strategies", "femnist", "shakespeare",
+                           "batch_strategies")}
     return {**shared, **cfg[dataset], "device": config.get("torch_device", "cpu")}
 
 

@@ -206,28 +206,59 @@ else:
             str(SCRIPTS / "kfed_table2.py")
 
 
-rule kfed_fig4:
-    """One Figure 4 curve (data set, selection strategy), all its runs."""
-    input:
-        kfed_fig4_input,
-    output:
-        history=kfed_declare.FIG4_PART["fig4"],
-        devices=kfed_declare.FIG4_PART["fig4_devices"],
-    log:
-        "results/logs/kfed/fig4/{dataset}_{strategy}.log",
-    benchmark:
-        "results/benchmarks/kfed_fig4/kfed/fig4/{dataset}_{strategy}.tsv"
-    wildcard_constraints:
-        dataset="femnist|shakespeare",
-        strategy="random|powd|kfed_powd",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=3000,
-    params:
-        settings=kfed_fig4_settings,
-        dataset_settings=dataset_settings,
-        seed=config["seed"],
-    script:
-        str(SCRIPTS / "kfed_fig4.py")
+if kfed_declare.fig4_batched(config):
+
+    rule kfed_fig4_strategies:
+        """Figure 4 on one data set, every selection strategy and run in one job
+        (kfed.fig4.batch_strategies): the tables one job per strategy writes."""
+        input:
+            kfed_fig4_input,
+        output:
+            history=kfed_declare.fig4_dataset_parts(config, "fig4"),
+            devices=kfed_declare.fig4_dataset_parts(config, "fig4_devices"),
+        log:
+            "results/logs/kfed/fig4/{dataset}.log",
+        benchmark:
+            "results/benchmarks/kfed_fig4_strategies/kfed/fig4/{dataset}.tsv"
+        wildcard_constraints:
+            dataset="femnist|shakespeare",
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=3000,
+        params:
+            strategies=config["kfed"]["fig4"]["strategies"],
+            settings=kfed_fig4_settings,
+            dataset_settings=dataset_settings,
+            seed=config["seed"],
+        script:
+            str(SCRIPTS / "kfed_fig4.py")
+
+else:
+
+    rule kfed_fig4:
+        """One Figure 4 curve (data set, selection strategy), all its runs."""
+        input:
+            kfed_fig4_input,
+        output:
+            history=kfed_declare.FIG4_PART["fig4"],
+            devices=kfed_declare.FIG4_PART["fig4_devices"],
+        log:
+            "results/logs/kfed/fig4/{dataset}_{strategy}.log",
+        benchmark:
+            "results/benchmarks/kfed_fig4/kfed/fig4/{dataset}_{strategy}.tsv"
+        wildcard_constraints:
+            dataset="femnist|shakespeare",
+            strategy="random|powd|kfed_powd",
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=3000,
+        params:
+            settings=kfed_fig4_settings,
+            dataset_settings=dataset_settings,
+            seed=config["seed"],
+        script:
+            str(SCRIPTS / "kfed_fig4.py")

@@ -11,6 +11,7 @@ from fedclust.seeding import (
     distributed_greedy_kmeans_plusplus,
     distributed_kmeans_plusplus,
     distributed_random_init,
+    greedy_uniforms,
     initial_centers,
     kmeans_plusplus,
     kmeans_plusplus_by_device,
@@ -266,3 +267,19 @@ def test_kmeans_plusplus_by_device_never_draws_zero_weight_and_names_a_short_dev
         assert (fed.weights[rows.ravel()] > 0).all()
     with pytest.raises(ValueError, match="n_clusters=3 on device 8 exceeds its 2 rows"):
         kmeans_plusplus_by_device(fed, np.array([3, 3]))
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_greedy_seeding_of_float32_rows_draws_what_their_float64_copy_draws(rng, power):
+    # the kernel streams float32 rows as they are (not a float64 copy) and takes every
+    # product in float64: the rows it draws are those of the data's float64 copy. (Whether
+    # the last bits match is checked at scale: benchmarks/seeding_dtype.py's sha256.)
+    X = (rng.standard_normal((3000, 37)) * [10.0 ** (i % 5 - 2) for i in range(37)]).astype(
+        np.float32)
+    devices = rng.integers(0, 5, len(X))
+    w = rng.exponential(size=len(X))
+    uniforms = greedy_uniforms(np.full(5, 20), random_state=4)
+    rows = {dtype: kmeans_plusplus_by_device(
+        Federation.from_devices(X.astype(dtype), devices), 20, weights=w, power=power,
+        uniforms=uniforms) for dtype in (np.float32, np.float64)}
+    np.testing.assert_array_equal(rows[np.float32], rows[np.float64])

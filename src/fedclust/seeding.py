@@ -134,17 +134,18 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
             continue
         wz = w[s:e]
         n = e - s
-        # the device's rows feature-major and in float64 (float32 data converted here, exactly,
-        # rather than copied whole beforehand): the distance loops below run along the rows,
-        # contiguous and vectorized, for every candidate
-        At = np.empty((d, n))
+        # the device's rows feature-major, in the data's dtype: the distance loops below run
+        # along the rows, contiguous and vectorized, for every candidate. Every product is
+        # taken in float64 (exact for float32 factors), so float32 rows give the numbers a
+        # float64 copy gave, from half the bytes streamed per candidate step
+        At = np.empty((d, n), dtype=X.dtype)
         for i in range(n):
             for f in range(d):
                 At[f, i] = X[s + i, f]
         x_sq = np.zeros(n)
         for f in range(d):
             for i in range(n):
-                x_sq[i] += At[f, i] * At[f, i]
+                x_sq[i] += np.float64(At[f, i]) * np.float64(At[f, i])
         first = _draw(np.cumsum(wz), uniforms[z, 0, 0])
         rows[z, 0] = s + first
         # squared distances in the GEMM form (as scikit-learn's kmeans_plusplus), clipped at 0
@@ -152,7 +153,7 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
         for i in range(n):
             dot = 0.0
             for f in range(d):
-                dot += At[f, i] * At[f, first]
+                dot += np.float64(At[f, i]) * np.float64(At[f, first])
             closest[i] = max(x_sq[i] + x_sq[first] - 2.0 * dot, 0.0)
         closest[first] = 0.0  # exactly, whatever the GEMM form rounds to: never drawn again
         trials = n_trials[z]
@@ -178,10 +179,10 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
                 for f in range(d):
                     row = At[f, lo:hi]
                     for t in range(trials):
-                        b = At[f, cand[t]]
+                        b = np.float64(At[f, cand[t]])
                         dots = trial_d2[t, lo:hi]
                         for i in range(hi - lo):
-                            dots[i] += row[i] * b
+                            dots[i] += np.float64(row[i]) * b
             for t in range(trials):
                 dots = trial_d2[t]
                 pot = 0.0

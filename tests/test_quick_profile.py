@@ -299,6 +299,9 @@ def test_quick_profile_reproduces_federated_kmeans(quick_run):
     assert {"fig1", "fig2a", "fig2b", "fig3a", "fig3b", "fig4a", "fig4b", "fig5a",
             "fig5b"} <= set(sweeps.sweep) == set(cfg["sweeps"])
     assert sweeps.groupby("sweep").seed.nunique().eq(cfg["seeds"]).all()
+    # one job wrote every sweep (fedkmeans.batch_sweeps): each file holds its own sweep
+    for part in (work / "results" / "fedkmeans" / "sweeps").glob("*.csv"):
+        assert set(pd.read_csv(part, usecols=["sweep"]).sweep) == {part.stem}
     assert set(sweeps[sweeps.varied == "sample_fraction"].setting) == {
         "0.01", "0.03", "0.1", "0.3", "1.0", "central"}
     for name in (*sorted(set(sweeps.sweep)),):
@@ -326,6 +329,13 @@ def test_quick_profile_reproduces_the_kfed_applications(quick_run):
     fig4 = pd.read_csv(work / "results" / "kfed" / "fig4.csv")
     assert set(zip(fig4.dataset, fig4.strategy, strict=True)) == {
         (ds, s) for ds in cfg["fig4"]["datasets"] for s in cfg["fig4"]["strategies"]}
+    # one job per data set wrote its strategies (kfed.fig4.batch_strategies): each file holds
+    # its own data set and strategy
+    for table in ("fig4", "fig4_devices"):
+        for part in (work / "results" / "kfed" / table).glob("*.csv"):
+            rows = pd.read_csv(part, usecols=["dataset", "strategy"])
+            assert {f"{d}_{s}" for d, s in zip(rows.dataset, rows.strategy, strict=True)} == {
+                part.stem}
     for name in ("table2_rotated_mnist", "fig4_client_selection_femnist",
                  "fig4_client_selection_shakespeare"):
         assert (work / "figures" / f"kfed_{name}.png").stat().st_size > 10_000

@@ -55,7 +55,8 @@ else:
     share = rng.dirichlet(np.ones(sites))
     devices = rng.choice(sites, size=len(X), p=share)
 fed = Federation.from_devices(X, devices)
-k = config["coreset"]["synthetic"]["n_clusters"]
+# at most a site's rows (a Dirichlet share can leave a site fewer than k)
+k = np.minimum(config["coreset"]["synthetic"]["n_clusters"], np.bincount(fed.device_of_row))
 kmeans_plusplus_by_device(fed, k, random_state=0)  # compiled or loaded before the clock
 start = time.process_time()
 rows = [kmeans_plusplus_by_device(fed, k, random_state=seed) for seed in range(3)]

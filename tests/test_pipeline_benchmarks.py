@@ -123,7 +123,8 @@ def test_the_readmes_measured_table_is_the_one_the_results_give():
 @pytest.mark.parametrize("script, out", [("table2_cell", "table2_cell"),
                                          ("table2_cell", "table2_cell_a6ed2bf"),
                                          ("fedkmeans_sweep", "fedkmeans_sweep"),
-                                         ("coreset_setting_run", "coreset_setting_run")])
+                                         ("coreset_setting_run", "coreset_setting_run"),
+                                         ("seeding_dtype", "seeding_dtype")])
 def test_a_before_after_table_is_what_its_csv_and_command_give(monkeypatch, script, out):
     """The committed markdown of a before/after benchmark re-renders from its CSV and the
     command it prints (the machine line as printed)."""

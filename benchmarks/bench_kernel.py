@@ -231,6 +231,42 @@ def tree_options(args: argparse.Namespace) -> str:
     return " ".join(["--src", *map(str, args.src), "--labels", *map(shlex.quote, args.labels)])
 
 
+def alternating_runs(pairs: list[tuple[str, Path]], repeat: int, timed, *,
+                     item: str | None = None, items=(None,)) -> pd.DataFrame:
+    """Time every piece of work under every tree, the trees alternating within each piece,
+    ``repeat`` rounds over all of it (so a host that slows down part-way slows every tree).
+
+    Parameters
+    ----------
+    pairs : list of (label, tree)
+        From :func:`trees`.
+    repeat : int
+    timed : callable
+        ``timed(tree, piece)`` (``timed(tree)`` without ``item``): the measurements of one
+        run, a dict (e.g. :func:`run_in_tree`'s).
+    item, items : str and sequence, optional
+        The column naming the piece of work, and the pieces.
+
+    Returns
+    -------
+    DataFrame
+        One row per run, printed as it comes: ``label``, ``src``, ``item`` (when given),
+        ``repeat`` and the measurements.
+    """
+    rows = []
+    for r in range(repeat):
+        for piece in items:
+            for label, src in pairs:
+                row = {"label": label, "src": str(src)}
+                if item is not None:
+                    row[item] = piece
+                row["repeat"] = r
+                row.update(timed(src) if item is None else timed(src, piece))
+                print(row, flush=True)
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def speedup_rows(seconds: pd.DataFrame, same: pd.Series, item: str) -> list[str]:
     """A markdown table comparing source trees on the same work.
 

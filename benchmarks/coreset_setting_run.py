@@ -26,6 +26,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import (  # noqa: E402
     add_tree_arguments,
+    alternating_runs,
     machine,
     run_in_tree,
     tree_options,
@@ -99,13 +100,7 @@ def render(table: pd.DataFrame, args, machine_line: str) -> str:
 
 def main(argv=None):
     args, pairs = parse(argv)
-    rows = []
-    for r in range(args.repeat):
-        for label, src in pairs:
-            row = {"label": label, "src": str(src), "repeat": r, **time_tree(src)}
-            print(row, flush=True)
-            rows.append(row)
-    table = pd.DataFrame(rows)
+    table = alternating_runs(pairs, args.repeat, time_tree)
     write_results("coreset_setting_run", table, render(table, args, machine()))
 
 

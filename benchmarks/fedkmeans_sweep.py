@@ -23,6 +23,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import (  # noqa: E402
     add_tree_arguments,
+    alternating_runs,
     machine,
     run_in_tree,
     speedup_rows,
@@ -77,15 +78,7 @@ def render(table: pd.DataFrame, args, machine_line: str) -> str:
 
 def main(argv=None):
     args, pairs = parse(argv)
-    rows = []
-    for r in range(args.repeat):
-        for sweep in args.sweeps:
-            for label, src in pairs:
-                row = {"label": label, "src": str(src), "sweep": sweep, "repeat": r,
-                       **time_sweep(src, sweep)}
-                print(row, flush=True)
-                rows.append(row)
-    table = pd.DataFrame(rows)
+    table = alternating_runs(pairs, args.repeat, time_sweep, item="sweep", items=args.sweeps)
     write_results("fedkmeans_sweep", table, render(table, args, machine()))
 
 

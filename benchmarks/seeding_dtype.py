@@ -26,6 +26,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import (  # noqa: E402
     add_tree_arguments,
+    alternating_runs,
     machine,
     run_in_tree,
     speedup_rows,
@@ -95,15 +96,7 @@ def render(table: pd.DataFrame, args, machine_line: str) -> str:
 
 def main(argv=None):
     args, pairs = parse(argv)
-    rows = []
-    for r in range(args.repeat):
-        for split in args.splits:
-            for label, src in pairs:
-                row = {"label": label, "src": str(src), "split": split, "repeat": r,
-                       **time_split(src, split)}
-                print(row, flush=True)
-                rows.append(row)
-    table = pd.DataFrame(rows)
+    table = alternating_runs(pairs, args.repeat, time_split, item="split", items=args.splits)
     write_results("seeding_dtype", table, render(table, args, machine()))
 
 

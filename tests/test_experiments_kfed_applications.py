@@ -207,15 +207,19 @@ def _fl_data(seed=0):
                   np.full((~test).sum(), -1), X[~test])
 
 
+#: A Fig 4 config for the toy data of :func:`_fl_data` (3 features, 3 classes, 12 devices).
+FIG4_CFG = {"model": "mlp", "model_options": {"d_in": 3, "hidden": 6, "n_classes": 3},
+            "lr": 0.3, "local_steps": 2, "batch_size": 4, "aggregation": "uniform",
+            "loss_rows": 5, "devices_per_round": 3, "candidates": 6, "rounds": 4,
+            "eval_every": 2, "runs": 2, "eval_train_rows": None, "eval_test_rows": 3,
+            "kfed": {"n_clusters": 3, "device_clusters": 1, "server_lloyd_rounds": "converge",
+                     "server_starts": 1}}
+
+
 @pytest.mark.parametrize("strategy", ["random", "powd", "kfed_powd"])
 def test_a_fig4_curve_has_history_and_per_device_accuracy(strategy):
     data = _fl_data()
-    cfg = {"model": "mlp", "model_options": {"d_in": 3, "hidden": 6, "n_classes": 3},
-           "lr": 0.3, "local_steps": 2, "batch_size": 4, "aggregation": "uniform",
-           "loss_rows": 5, "devices_per_round": 3, "candidates": 6, "rounds": 4,
-           "eval_every": 2, "runs": 2, "eval_train_rows": None, "eval_test_rows": 3,
-           "kfed": {"n_clusters": 3, "device_clusters": 1, "server_lloyd_rounds": "converge",
-                    "server_starts": 1}}
+    cfg = FIG4_CFG
     history, devices = fig4_runs("toy", strategy, data, cfg, base_seed=0)
     assert set(history.strategy) == {strategy} and set(history.run) == {0, 1}
     assert {"test_accuracy", "train_loss", "device_accuracy_variance"} <= set(history.metric)
@@ -235,12 +239,7 @@ def test_the_strategies_of_a_run_start_from_the_same_model(init_spy):
     """Fig 4 compares strategies from the same initial model and data per run: their
     round-0 evaluations agree, and only the run changes the start."""
     data = _fl_data()
-    cfg = {"model": "mlp", "model_options": {"d_in": 3, "hidden": 6, "n_classes": 3},
-           "lr": 0.3, "local_steps": 2, "batch_size": 4, "aggregation": "uniform",
-           "loss_rows": 5, "devices_per_round": 3, "candidates": 6, "rounds": 2,
-           "eval_every": 2, "runs": 2, "eval_train_rows": None, "eval_test_rows": None,
-           "kfed": {"n_clusters": 3, "device_clusters": 1, "server_lloyd_rounds": "converge",
-                    "server_starts": 1}}
+    cfg = {**FIG4_CFG, "rounds": 2, "eval_test_rows": None}
     starts, first_rows = {}, {}
     for strategy in ("random", "powd", "kfed_powd"):
         init_spy.clear()
@@ -260,12 +259,7 @@ def test_the_strategies_of_a_run_start_from_the_same_model(init_spy):
 def test_strategies_on_one_data_set_equal_each_strategy_on_fresh_data():
     """A batched Fig 4 job (kfed.fig4.batch_strategies) trains every strategy on one loaded
     data set: no strategy may change the data or state the next one reads."""
-    cfg = {"model": "mlp", "model_options": {"d_in": 3, "hidden": 6, "n_classes": 3},
-           "lr": 0.3, "local_steps": 2, "batch_size": 4, "aggregation": "uniform",
-           "loss_rows": 5, "devices_per_round": 3, "candidates": 6, "rounds": 4,
-           "eval_every": 2, "runs": 2, "eval_train_rows": None, "eval_test_rows": 3,
-           "kfed": {"n_clusters": 3, "device_clusters": 1, "server_lloyd_rounds": "converge",
-                    "server_starts": 1}}
+    cfg = FIG4_CFG
     shared = _fl_data()
     for strategy in ("kfed_powd", "powd", "random"):
         together = fig4_runs("toy", strategy, shared, cfg, base_seed=0)

@@ -19,8 +19,8 @@ from ...pipeline.declarations import Figure, Paper, Table
 from ..kfed.declare import chosen_oracle_inputs
 from . import SYMBOLS, VARIED_TITLES
 
-__all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "sweeps_batched", "sweep_specs",
-           "progress_part", "real_part", "real_inputs"]
+__all__ = ["PAPER", "CITATION", "shared_settings", "sweep_part", "sweep_parts", "sweeps_batched",
+           "sweep_specs", "progress_part", "real_part", "real_inputs"]
 
 CITATION = "Federated k-means (Triebe & Rajagopal, 2019)"
 # the paper's names, on the ground floor (experiments, plots and claims read them there)
@@ -46,6 +46,11 @@ def shared_settings(config, *, real: bool = False) -> dict:
 
 def sweep_part(sweep: str) -> str:
     return f"results/fedkmeans/sweeps/{sweep}.csv"
+
+
+def sweep_parts(config) -> list[str]:
+    """Every sweep's table, in the config's order."""
+    return [sweep_part(s) for s in _sweeps(config)]
 
 
 def sweeps_batched(config) -> bool:
@@ -113,7 +118,7 @@ PAPER = Paper(
         Figure("real_{dataset}", lambda config, ds: [real_part(ds)],
                "fedkmeans/real_dataset.rst", datasets=_real),
     ),
-    tables=(Table("sweeps", lambda config: [sweep_part(s) for s in _sweeps(config)]),
+    tables=(Table("sweeps", sweep_parts),
             Table("progress", lambda config: [progress_part(p) for p in _progress(config)]),
             Table("real", lambda config: [real_part(ds) for ds in _real(config)])),
     claim_inputs=lambda config: {

@@ -8,7 +8,7 @@ if fedkmeans_declare.sweeps_batched(config):
         """Figs 1-5: every hyper-parameter sweep in one job (fedkmeans.batch_sweeps), the
         tables one job per sweep writes."""
         output:
-            [fedkmeans_declare.sweep_part(s) for s in config["fedkmeans"]["sweeps"]],
+            fedkmeans_declare.sweep_parts(config),
         log:
             "results/logs/fedkmeans/sweeps/all.log",
         benchmark:

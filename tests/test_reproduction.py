@@ -140,6 +140,19 @@ def test_the_report_counts_every_verdict_and_lists_each_miss_with_its_reason(tmp
     assert len(rows) == 4 and len(cells) == 1, rows
 
 
+def test_an_equivalence_rows_check_keeps_the_table_s_cells(tmp_path):
+    # the equivalence test's check reads "|r - p| <= tol": its bars are escaped, as every
+    # cell's, so the row has the header's cells (unescaped it split into two more)
+    claims = [Claim("k-FED", "Table 2", "k-FED minus IFCA", reproduced=0.001, paper_value=0.0,
+                    tolerance=0.006, comparison="equivalent", key="kfed.table2.equal")]
+    write_reproduction(claims_table(claims), tmp_path / "r.csv", tmp_path / "r.md")
+    rows = [line for line in (tmp_path / "r.md").read_text().splitlines()
+            if line.startswith("| ")]
+    assert "\\|r - p\\| <= tol" in rows[1]
+    cells = {len(line.replace("\\|", "").split("|")) for line in rows}
+    assert len(rows) == 2 and len(cells) == 1, rows
+
+
 def test_verdict_changes_in_either_direction_and_new_or_lost_rows():
     def table(statuses):
         return pd.DataFrame({"key": [f"k.{i}" for i in statuses], "item": "i", "quantity": "q",

@@ -427,7 +427,7 @@ def _fmt(x) -> str:
 def _check(row) -> str:
     if row.comparison == "between":
         return f"{_fmt(row.paper_value)} <= r <= {_fmt(row.paper_high)}"
-    return COMPARISONS[row.comparison]
+    return _fmt(COMPARISONS[row.comparison])  # "|r - p| <= tol": escaped as any cell
 
 
 def _runs(sd, n, se=math.nan) -> str:

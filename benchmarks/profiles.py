@@ -74,13 +74,16 @@ def config_file(profile: str) -> Path:
 STEPS_CSV = OUT / "steps.csv"
 
 
-def copy_workflow(workdir: Path) -> None:
-    """The workflow in ``workdir`` as a clone has it after the README's set-up
-    (:func:`fedclust.pipeline.workdir.copy_workflow`): the kernels compiled by the set-up's
-    last command, ``python -m fedclust.compile``, run here first (a few seconds when they
-    are), so that the profile times the main job and not the install."""
-    subprocess.run([sys.executable, "-m", "fedclust.compile"], cwd=REPO, check=True)
-    workdir_module.copy_workflow(REPO, workdir)
+def copy_workflow(workdir: Path, *, kernels: bool = True) -> None:
+    """The workflow in ``workdir`` as a new clone has it after the README's set-up
+    (:func:`fedclust.pipeline.workdir.copy_workflow`): with ``kernels``, compiled there by
+    the set-up's last command, ``python -m fedclust.compile``, before the clock starts, so
+    that the profile times the main job and not the install. Never the checkout's own
+    kernels: a cache that many processes filled can differ from a fresh one in its last bits
+    (``benchmarks/cache_bits.py``), and a profile records what a clone computes."""
+    workdir_module.copy_workflow(REPO, workdir, kernels=False)
+    if kernels:
+        workdir_module.compile_in(workdir)
 
 
 def dry_run(profile: str, extra=()) -> str:
@@ -88,7 +91,7 @@ def dry_run(profile: str, extra=()) -> str:
     of the workflow: every job a run from a clean directory has."""
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        copy_workflow(workdir)
+        copy_workflow(workdir, kernels=False)  # a dry run runs no kernel
         result = subprocess.run(
             ["snakemake", "-n", "--cores", "2", "--configfile",
              str(config_file(profile).relative_to(REPO)), *extra],

@@ -458,6 +458,24 @@ def test_result_tables_are_identical_across_runs_and_core_counts(killed_and_clea
     assert md5(alone / part) == md5(clean / part)
 
 
+def test_a_copy_takes_the_checkouts_kernels_only_when_asked(tmp_path):
+    """A copy for a profile leaves the checkout's numba cache behind (it compiles its own, as
+    a clone's set-up does); the tests' copies take it."""
+    cache = tmp_path / "repo" / "src" / "fedclust" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache.parent / "lloyd.py").write_text("# njit\n")
+    kept = ["lloyd._pass_kernel-224.py311.nbi", "lloyd._pass_kernel-224.py311.1.nbc",
+            "numba-sources.sha256"]
+    for name in [*kept, "lloyd.cpython-311.pyc"]:
+        (cache / name).write_text("x")
+    for kernels, expected in ((True, kept), (False, [])):
+        dest = workdir.copy_workflow(tmp_path / "repo", tmp_path / f"copy-{kernels}",
+                                     kernels=kernels)
+        copied = dest / "src" / "fedclust"
+        assert (copied / "lloyd.py").read_text() == "# njit\n"
+        assert sorted(p.name for p in (copied / "__pycache__").iterdir()) == sorted(expected)
+
+
 def test_the_layout_the_project_specifies():
     """The Snakefile at the root beside config/, workflow/, src/, environment.yml and
     README.md; rules, scripts, report captions, envs and profiles under workflow/; the link

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-__all__ = ["WORKFLOW_FILES", "copy_workflow"]
+__all__ = ["WORKFLOW_FILES", "compile_in", "copy_workflow"]
 
 #: What a run of the workflow reads from a clone (``benchmarks/results``: the committed
 #: authors'-code tables some claims read).
@@ -19,28 +21,48 @@ WORKFLOW_FILES = ("Snakefile", "profiles", "config", "workflow", "src", "environ
                   "benchmarks/results")
 
 
-def copy_workflow(repo: Path, dest: Path) -> Path:
+def copy_workflow(repo: Path, dest: Path, *, kernels: bool = True) -> Path:
     """Copy :data:`WORKFLOW_FILES` of the clone ``repo`` into ``dest``.
 
-    Numba's cache files (``*.nbi``, ``*.nbc``) are copied, with the sources' dates, so that
-    numba reuses them (without them every copy's first jobs compile the kernels again, a
-    minute or two on 2 cores); bytecode and build metadata are not. ``profiles`` stays a
-    link, as in a clone.
+    Parameters
+    ----------
+    repo, dest : Path
+    kernels : bool, default=True
+        Whether numba's cache files (``*.nbi``, ``*.nbc`` and their sources' fingerprint)
+        are copied, with the sources' dates, so that numba reuses them (without them every
+        copy's first jobs compile the kernels again, a minute or two on 2 cores). A cache
+        that many processes filled in their own order can hold kernels whose last bits
+        differ from a fresh compile's (``benchmarks/cache_bits.py``): a run that must give
+        what a new clone gives copies none and compiles them as the install does
+        (:func:`compile_in`). Bytecode and build metadata are never copied. ``profiles``
+        stays a link, as in a clone.
 
     Returns
     -------
     Path
         ``dest``.
     """
+    from .._jit import FINGERPRINT  # here: importing numba is not free
+
     repo, dest = Path(repo), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
+    skipped = ["*.egg-info", "*.pyc"] + ([] if kernels else ["*.nbi", "*.nbc", FINGERPRINT])
     for name in WORKFLOW_FILES:
         src, target = repo / name, dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_symlink():
             target.symlink_to(os.readlink(src))
         elif src.is_dir():
-            shutil.copytree(src, target, ignore=shutil.ignore_patterns("*.egg-info", "*.pyc"))
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns(*skipped))
         elif src.exists():
             shutil.copy2(src, target)
     return dest
+
+
+def compile_in(workdir: Path) -> None:
+    """Compile the kernels of ``workdir``'s own ``src/fedclust`` into the cache beside its
+    sources, as the README's set-up does in a clone (``python -m fedclust.compile``)."""
+    code = ("import pathlib, sys; sys.path.insert(0, 'src'); import fedclust.compile as c; "
+            "assert pathlib.Path(c.__file__).resolve().is_relative_to("
+            "pathlib.Path('src').resolve()), c.__file__; sys.exit(c.main())")
+    subprocess.run([sys.executable, "-c", code], cwd=workdir, check=True)

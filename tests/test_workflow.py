@@ -465,7 +465,7 @@ def test_a_copy_takes_the_checkouts_kernels_only_when_asked(tmp_path):
     cache.mkdir(parents=True)
     (cache.parent / "lloyd.py").write_text("# njit\n")
     kept = ["lloyd._pass_kernel-224.py311.nbi", "lloyd._pass_kernel-224.py311.1.nbc",
-            "numba-sources.sha256"]
+            "numba-sources.sha256", "numba-cache.lock"]
     for name in [*kept, "lloyd.cpython-311.pyc"]:
         (cache / name).write_text("x")
     for kernels, expected in ((True, kept), (False, [])):

@@ -5,21 +5,30 @@ a kernel of another module keeps the callee's old machine code after that module
 cached k-FED step would go on running yesterday's Lloyd pass, without a word). Every module
 that compiles kernels takes ``njit`` from here; on the first import, :func:`refresh_cache`
 compares a fingerprint of all of them with the one their cache was built against and, when it
-differs, removes their cached kernels, so that numba compiles each again once.
+differs, removes their cached kernels, so that numba compiles each again once. It also makes
+numba's cache safe for processes that compile into one folder at once (a pipeline's parallel
+jobs, the test workers): numba numbers a new kernel's data file by reading the index and
+writes the index back, so two processes saving together lose entries and can map a kernel to
+the other's machine code; :func:`serialize_cache_writes` holds a lock on the folder while
+each save reads and writes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
 from pathlib import Path
 
 from numba import njit, prange
 
-__all__ = ["njit", "prange", "refresh_cache"]
+__all__ = ["njit", "prange", "refresh_cache", "serialize_cache_writes"]
 
 #: The file, in each cache folder, naming the sources its kernels were compiled from.
 FINGERPRINT = "numba-sources.sha256"
+#: The file, in each cache folder, that a process locks while it saves a kernel there.
+LOCK = "numba-cache.lock"
 
 
 def _cache_folder(source: Path) -> Path | None:
@@ -80,4 +89,42 @@ def refresh_cache(package: Path, marker: str = "njit") -> list[Path]:
     return removed
 
 
+@contextlib.contextmanager
+def _folder_lock(folder: str):
+    """An exclusive lock on ``folder``'s :data:`LOCK` file, held by this process (a no-op
+    where there is no ``fcntl`` or the folder cannot be written: numba does not save there)."""
+    try:
+        import fcntl
+        handle = open(os.path.join(folder, LOCK), "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def serialize_cache_writes() -> None:
+    """Make each save into numba's on-disk cache (read the index, pick the data file's
+    number, write both) hold :func:`_folder_lock` on its folder, so that processes saving
+    into one folder at once keep every entry and each entry's own data."""
+    from numba.core.caching import IndexDataCacheFile
+
+    save = IndexDataCacheFile.save
+    if getattr(save, "_fedclust_locked", False):
+        return
+
+    @functools.wraps(save)
+    def locked_save(self, key, data):
+        with _folder_lock(self._cache_path):
+            save(self, key, data)
+
+    locked_save._fedclust_locked = True
+    IndexDataCacheFile.save = locked_save
+
+
+serialize_cache_writes()
 refresh_cache(Path(__file__).resolve().parent)

@@ -42,11 +42,11 @@ def copy_workflow(repo: Path, dest: Path, *, kernels: bool = True) -> Path:
     Path
         ``dest``.
     """
-    from .._jit import FINGERPRINT  # here: importing numba is not free
+    from .._jit import FINGERPRINT, LOCK  # here: importing numba is not free
 
     repo, dest = Path(repo), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    skipped = ["*.egg-info", "*.pyc"] + ([] if kernels else ["*.nbi", "*.nbc", FINGERPRINT])
+    skipped = ["*.egg-info", "*.pyc"] + ([] if kernels else ["*.nbi", "*.nbc", FINGERPRINT, LOCK])
     for name in WORKFLOW_FILES:
         src, target = repo / name, dest / name
         target.parent.mkdir(parents=True, exist_ok=True)

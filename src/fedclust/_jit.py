@@ -91,20 +91,22 @@ def refresh_cache(package: Path, marker: str = "njit") -> list[Path]:
 
 @contextlib.contextmanager
 def _folder_lock(folder: str):
-    """An exclusive lock on ``folder``'s :data:`LOCK` file, held by this process (a no-op
-    where there is no ``fcntl`` or the folder cannot be written: numba does not save there)."""
+    """An exclusive lock on ``folder``'s :data:`LOCK` file, held by this process (none where
+    there is no ``fcntl``, the folder cannot be written, or its file system has no locks)."""
+    handle = None
     try:
         import fcntl
         handle = open(os.path.join(folder, LOCK), "a")
-    except (ImportError, OSError):
-        yield
-        return
-    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    except (ImportError, OSError):  # then save as numba alone does
+        if handle is not None:
+            handle.close()
+            handle = None
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.close()  # closing the file releases its lock
 
 
 def serialize_cache_writes() -> None:

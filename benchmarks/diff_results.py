@@ -5,7 +5,8 @@
 Every CSV under ``results/`` of both (logs and benchmark files left out): timing columns and
 metrics are dropped, the schema renames of issue 27 (federated k-means' natural-client runs:
 ``setting`` -> ``variant``, ``k-fed`` -> ``kfed``, ``federated_kmeans`` -> ``fedkmeans``; the
-participation table's ``floats_up`` -> ``floats_up_in_round``) are applied to BEFORE, then the
+participation table's ``floats_up`` -> ``floats_up_in_round``, where AFTER has the new name
+and BEFORE not) are applied to BEFORE, then the
 tables are compared on their common columns and metrics, values as written (strings); columns,
 metrics and files only one side has are listed.
 """
@@ -22,11 +23,15 @@ def load(path):
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def renamed(rel, df):
+def renamed(rel, df, after):
+    """BEFORE's table ``df`` in the schema of AFTER's ``after``, for issue 27's renames."""
     if rel == "fedkmeans/real.csv" or rel.startswith("fedkmeans/real/"):
         df = df.rename(columns={"setting": "variant"})
         df["algorithm"] = df["algorithm"].replace(RENAMED_VALUES["algorithm"])
-    if rel.startswith("kfed/participation") and "metric" in df:
+    # the participation table later gained a new floats_up beside floats_up_in_round: rename
+    # only a run from before issue 27
+    if rel.startswith("kfed/participation") and "metric" in df and "metric" in after \
+            and "floats_up_in_round" in set(after["metric"]) - set(df["metric"]):
         df.loc[df["metric"] == "floats_up", "metric"] = "floats_up_in_round"
     return df
 
@@ -42,7 +47,8 @@ def main(before, after):
     print("only after:", sorted(files_a - files_b))
     same = differ = 0
     for rel in sorted(files_b & files_a):
-        b, a = renamed(rel, load(before / rel)), load(after / rel)
+        a = load(after / rel)
+        b = renamed(rel, load(before / rel), a)
         notes = []
         cols = [c for c in b.columns if c in a.columns and c not in TIMING]
         if set(b.columns) ^ set(a.columns):

@@ -62,7 +62,9 @@ def copy_workflow(repo: Path, dest: Path, *, kernels: bool = True) -> Path:
 def compile_in(workdir: Path) -> None:
     """Compile the kernels of ``workdir``'s own ``src/fedclust`` into the cache beside its
     sources, as the README's set-up does in a clone (``python -m fedclust.compile``)."""
-    code = ("import pathlib, sys; sys.path.insert(0, 'src'); import fedclust.compile as c; "
-            "assert pathlib.Path(c.__file__).resolve().is_relative_to("
-            "pathlib.Path('src').resolve()), c.__file__; sys.exit(c.main())")
-    subprocess.run([sys.executable, "-c", code], cwd=workdir, check=True)
+    # the copy's sources first on the path, before any editable install's (as the Flower
+    # launcher hands its processes the running checkout)
+    src = str(Path(workdir, "src").resolve())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get(
+        "PYTHONPATH")]))}
+    subprocess.run([sys.executable, "-m", "fedclust.compile"], cwd=workdir, env=env, check=True)

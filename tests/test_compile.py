@@ -14,7 +14,7 @@ import pytest
 
 import fedclust
 from fedclust.algorithms._base import FederatedClusteringMixin
-from fedclust.compile import WARM_UP_ESTIMATORS, compile_kernels
+from fedclust.compile import DTYPES, WARM_UP_ESTIMATORS, compile_kernels, main
 
 #: The issue's case: KFed(10) on 20,000 x 20 over 10 devices, its first fit in a new process.
 FIRST_FIT = r"""
@@ -37,9 +37,29 @@ def test_every_estimator_is_compiled_ahead():
     assert set(WARM_UP_ESTIMATORS) == estimators
 
 
-def test_unknown_estimators_are_named():
+def test_unknown_estimators_and_dtypes_are_named():
     with pytest.raises(ValueError, match=r"unknown \['KMeans'\]"):
         compile_kernels(["KMeans"])
+    with pytest.raises(ValueError, match=r"dtypes: unknown \['float16'\]"):
+        compile_kernels(["KFed"], dtypes=["float16"])
+
+
+def test_jobs_below_one_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["--jobs", "0"])
+    assert "--jobs must be at least 1; got 0" in capsys.readouterr().err
+
+
+def test_each_dtype_compiles_in_a_process_of_its_own():
+    """``--jobs 2``: one process per row type, each naming what it compiled."""
+    done = subprocess.run([sys.executable, "-m", "fedclust.compile", "--estimators",
+                           "LocalKMeans", "--jobs", "2"], check=True, capture_output=True,
+                          text=True, timeout=900)
+    lines = done.stdout.splitlines()
+    for dtype in DTYPES:
+        assert any(line.startswith(f"fedclust.compile: LocalKMeans ({dtype})")
+                   for line in lines), done.stdout
+    assert sum("done in" in line for line in lines) == 1 + len(DTYPES), done.stdout
 
 
 #: In one process: compile ahead (k-FED's warm-up), note every kernel's compiled signatures,
@@ -85,3 +105,31 @@ def test_a_first_fit_after_compiling_ahead_takes_seconds():
     # compiling its kernels takes k-FED's first fit 40-60 s of CPU on a 2-core machine; CPU
     # time, not wall time, so that tests running beside it (CI's two workers) do not count
     assert seconds < 5.0, f"the first fit took {seconds:.1f} s of CPU after compiling ahead"
+
+
+#: The papers' printed settings that take kernels a default fit does not: k-FED seeded from
+#: one device (Algorithm 2 as the pipeline runs it), the coresets' weighted solves with
+#: Elkan's bounds and k-median, a partition's own means; float32 rows of another shape.
+PAPERS = COVERED.replace("compile_kernels([\"KFed\"])", """
+compile_kernels(["KFed", "DistributedCoreset"], dtypes=["float32"])""").replace(
+    "KFed(10, random_state=0).fit(X, devices=np.arange(20000) % 10)", """
+from fedclust.centralized import best_kmeans
+from fedclust.metrics import cluster_means, partition_cost
+X = X[:3000, :7].astype(np.float32)
+w = rng.uniform(0.1, 3.0, len(X))
+KFed(5, server_starts=1, server_lloyd_rounds=1, random_state=0).fit(
+    X, devices=np.arange(len(X)) % 6)
+for weights in (None, w):
+    best_kmeans(X, 4, [1, 2], sample_weight=weights, algorithm="elkan")
+    best_kmeans(X, 4, [1], sample_weight=weights, objective="kmedian")
+labels = best_kmeans(X, 4, [1]).labels
+partition_cost(X, labels)
+cluster_means(X, labels, 4)""")
+
+
+def test_compiling_ahead_covers_the_papers_settings():
+    """The warm-up also compiles what only the papers' settings run (the pipeline's jobs
+    would otherwise each compile them in a fresh clone)."""
+    done = subprocess.run([sys.executable, "-c", PAPERS], check=True, capture_output=True,
+                          text=True, timeout=900)
+    assert json.loads(done.stdout.strip().splitlines()[-1])["new"] == []

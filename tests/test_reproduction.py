@@ -195,6 +195,19 @@ def test_a_changed_test_or_paper_value_is_a_definition_change_that_survives_csv(
     assert changed.loc["k.3", "test_now"] == "at_least"
 
 
+def test_targets_are_read_once_per_version_of_the_file_and_each_caller_gets_its_own(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("kfed:\n  fig1: {value: 1, values: [1, 2]}\n")
+    first = load_targets(path)
+    first["kfed"]["fig1"]["value"] = 99
+    first["kfed"]["fig1"]["values"].append(3)
+    second = load_targets(path)
+    assert second["kfed"]["fig1"] == {"value": 1, "values": [1, 2]}
+    assert second["kfed"]["fig1"].key == "kfed.fig1"
+    path.write_text("kfed:\n  fig1: {value: 2, values: [1, 2]}\n  fig2: {value: 3}\n")
+    assert load_targets(path)["kfed"]["fig1"]["value"] == 2
+
+
 def test_targets_file_loads_and_names_missing_keys(tmp_path):
     targets = load_targets(REPO / "config" / "paper_targets.yaml")
     assert len(targets["kfed"]["table1"]["rows"]) == 5

@@ -18,7 +18,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["LEVEL", "BOOTSTRAP_RESAMPLES", "Spread", "Outcome", "bootstrap", "same_value",
            "equivalent", "at_least", "at_most", "in_range", "TESTS", "methods_text"]
@@ -132,6 +131,10 @@ class Outcome:
 
 def _quantile(one_sided: float, df: float) -> float:
     """Student's t quantile at ``one_sided`` (normal where ``df`` is infinite or unknown)."""
+    # imported here: scipy.stats takes a second to import, and Snakemake's main process
+    # imports this module to check the config's targets without deciding any verdict
+    from scipy import stats
+
     if math.isnan(df) or math.isinf(df) or df <= 0:
         return float(stats.norm.ppf(one_sided))
     return float(stats.t.ppf(one_sided, df))

@@ -57,7 +57,7 @@ def _has_real(config) -> bool:
 def _fig4_caption_context(config, dataset=None) -> dict:
     """Figure 4(b)'s separation Δ/σ where it holds it as K varies (its value at the sweep's
     SNR for the synthetic section's K), and the stated reasons to differ."""
-    from .experiments import separation_for_snr
+    from .snr import separation_for_snr
 
     syn, cfg = config["localkmeans"]["synthetic"], config["localkmeans"]["fig4"]
     separation = separation_for_snr(

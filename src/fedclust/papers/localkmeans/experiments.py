@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_int, check_random_state, check_real
+from ..._validation import check_int, check_random_state
 from ...algorithms import LocalKMeans
 from ...metrics import misclustering_by_group, misclustering_rate
 from ...partitions import iid_partition
@@ -21,26 +21,12 @@ from ...progress import progress
 from ...rounds import History
 from ...seeds import generator_for, seed_for
 from . import FIG4_SWEEPS, INIT_FILE_NAMES, OTHER_HOLD
+from .snr import noise_std_for_snr, separation_for_snr, snr_of
 
 __all__ = ["noise_std_for_snr", "snr_of", "make_orthonormal_mixture", "synthetic_factory",
            "perturbed_centers", "local_steps_label", "parse_local_steps", "trajectory_runs",
            "parameter_sweep", "separation_for_snr", "fig1_panel", "fig4_sweep",
            "real_data_runs"]
-
-
-def snr_of(delta: float, sigma: float, *, n_clusters: int, n_features: int, n_samples: int,
-           alpha: float | None = None) -> float:
-    """Lu & Zhou's signal-to-noise ratio ``(Delta/sigma) sqrt(alpha / (1 + K d / n))``."""
-    alpha = 1.0 / n_clusters if alpha is None else alpha
-    return delta / sigma * np.sqrt(alpha / (1.0 + n_clusters * n_features / n_samples))
-
-
-def noise_std_for_snr(snr: float, delta: float, *, n_clusters: int, n_features: int,
-                      n_samples: int, alpha: float | None = None) -> float:
-    """The ``sigma`` giving signal-to-noise ratio ``snr`` (inverse of :func:`snr_of`)."""
-    check_real(snr, "snr", low=0.0, low_inclusive=False)
-    return snr_of(delta, 1.0, n_clusters=n_clusters, n_features=n_features,
-                  n_samples=n_samples, alpha=alpha) / snr
 
 
 def make_orthonormal_mixture(n_clusters: int, n_features: int, n_samples: int, snr: float,
@@ -232,13 +218,6 @@ def fig1_panel(synthetic: dict, settings: dict, *, snr: float, init: str, base_s
         perturbation=synthetic["perturbation"],
         keys={"n_clusters": K, "n_features": d, "samples_per_machine": per, "snr": snr},
         show_progress=show_progress)
-
-
-def separation_for_snr(snr: float, *, n_clusters: int, n_features: int,
-                       n_samples: int) -> float:
-    """The ``Delta / sigma`` that gives signal-to-noise ratio ``snr`` (equal clusters)."""
-    return snr / snr_of(1.0, 1.0, n_clusters=n_clusters, n_features=n_features,
-                        n_samples=n_samples)
 
 
 def fig4_sweep(sweep: str, synthetic: dict, settings: dict, *, base_seed: int,

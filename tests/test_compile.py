@@ -7,8 +7,10 @@ the fit adds to the warm-up's, which no cache can hide."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -53,13 +55,15 @@ def test_jobs_below_one_are_refused(capsys):
 def test_each_dtype_compiles_in_a_process_of_its_own():
     """``--jobs 2``: one process per row type, each naming what it compiled."""
     done = subprocess.run([sys.executable, "-m", "fedclust.compile", "--estimators",
-                           "LocalKMeans", "--jobs", "2"], check=True, capture_output=True,
-                          text=True, timeout=900)
+                           "LocalKMeans", "--jobs", "2"], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for dtype in DTYPES:
         assert any(line.startswith(f"fedclust.compile: LocalKMeans ({dtype})")
-                   for line in lines), done.stdout
-    assert sum("done in" in line for line in lines) == 1 + len(DTYPES), done.stdout
+                   for line in lines), done.stdout + done.stderr
+    assert sum("done in" in line for line in lines) == 1 + len(DTYPES), \
+        done.stdout + done.stderr
 
 
 #: In one process: compile ahead (k-FED's warm-up), note every kernel's compiled signatures,
@@ -133,3 +137,22 @@ def test_compiling_ahead_covers_the_papers_settings():
     done = subprocess.run([sys.executable, "-c", PAPERS], check=True, capture_output=True,
                           text=True, timeout=900)
     assert json.loads(done.stdout.strip().splitlines()[-1])["new"] == []
+
+
+def test_the_packages_bytecode_is_written_beside_its_sources(tmp_path):
+    """Where ``PYTHONDONTWRITEBYTECODE`` is set (this project's machines), an editable
+    install's modules are compiled from source by every process unless compiled ahead."""
+    import shutil
+
+    package = tmp_path / "fedclust"
+    shutil.copytree(Path(fedclust.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run(
+        [sys.executable, "-c", "import fedclust.compile as c; print(c.compile_bytecode())"],
+        cwd=tmp_path, check=True, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.stdout.strip() == "True"
+    sources = {p.relative_to(package).with_suffix("") for p in package.rglob("*.py")}
+    compiled = {p.parent.parent.relative_to(package) / p.name.split(".")[0]
+                for p in package.rglob("__pycache__/*.pyc")}
+    assert sources and sources <= compiled, sorted(map(str, sources - compiled))[:5]

@@ -18,10 +18,11 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["compile_kernels", "WARM_UP_ESTIMATORS", "DTYPES"]
+__all__ = ["compile_kernels", "compile_bytecode", "WARM_UP_ESTIMATORS", "DTYPES"]
 
 #: The estimators whose fits are compiled ahead (by class name in :mod:`fedclust`).
 WARM_UP_ESTIMATORS = ("DistributedLloyd", "LocalKMeans", "FederatedKMeans", "KFed",
@@ -116,6 +117,18 @@ def compile_kernels(estimators=WARM_UP_ESTIMATORS, *, dtypes=DTYPES, verbose=Fal
     return seconds
 
 
+def compile_bytecode() -> bool:
+    """Write the package's bytecode beside its sources (``__pycache__``), as pip does for
+    installed packages but not for an editable install's: where ``PYTHONDONTWRITEBYTECODE`` is
+    set, every process (each pipeline job, each Flower app) would otherwise compile the
+    modules it imports from source. Files already up to date are left alone. Returns whether
+    every module compiled (False, e.g., where the sources are read-only)."""
+    import compileall
+
+    package = Path(__file__).resolve().parent
+    return bool(compileall.compile_dir(str(package), quiet=1, workers=1))
+
+
 def _in_processes(estimators, dtypes, jobs: int) -> int:
     """Compile each of ``dtypes`` in a process of its own, ``jobs`` at a time (numba
     compiles on one core; the cache's writes are serialized by :mod:`fedclust._jit`).
@@ -150,6 +163,7 @@ def main(argv=None) -> int:
     jobs = args.jobs or min(len(args.dtypes), len(os.sched_getaffinity(0))
                             if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     start = time.perf_counter()
+    compile_bytecode()
     if jobs > 1 and len(args.dtypes) > 1:
         status = _in_processes(args.estimators, args.dtypes, jobs)
     else:

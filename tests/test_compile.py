@@ -112,8 +112,9 @@ def test_a_first_fit_after_compiling_ahead_takes_seconds():
 
 
 #: The papers' printed settings that take kernels a default fit does not: k-FED seeded from
-#: one device (Algorithm 2 as the pipeline runs it), the coresets' weighted solves with
-#: Elkan's bounds and k-median, a partition's own means; float32 rows of another shape.
+#: one device's k' < k centers (Algorithm 2 as the pipeline runs it), the coresets' weighted
+#: solves with Elkan's bounds and k-median, a partition's own means; float32 rows of another
+#: shape.
 PAPERS = COVERED.replace("compile_kernels([\"KFed\"])", """
 compile_kernels(["KFed", "DistributedCoreset"], dtypes=["float32"])""").replace(
     "KFed(10, random_state=0).fit(X, devices=np.arange(20000) % 10)", """
@@ -121,7 +122,7 @@ from fedclust.centralized import best_kmeans
 from fedclust.metrics import cluster_means, partition_cost
 X = X[:3000, :7].astype(np.float32)
 w = rng.uniform(0.1, 3.0, len(X))
-KFed(5, server_starts=1, server_lloyd_rounds=1, random_state=0).fit(
+KFed(5, 3, server_starts=1, server_lloyd_rounds=1, random_state=0).fit(
     X, devices=np.arange(len(X)) % 6)
 for weights in (None, w):
     best_kmeans(X, 4, [1, 2], sample_weight=weights, algorithm="elkan")

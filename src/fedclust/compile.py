@@ -30,9 +30,9 @@ WARM_UP_ESTIMATORS = ("DistributedLloyd", "LocalKMeans", "FederatedKMeans", "KFe
 #: The row types compiled for: each dtype's kernels are their own numba specializations.
 DTYPES = ("float64", "float32")
 #: Settings beside the defaults that the papers print and that take other kernels: k-FED's
-#: server seeded from one device's centers (Algorithm 2, step 2; the farthest-point kernel
-#: without the cache several starts share) and the coresets' k-median.
-PAPER_SETTINGS = {"KFed": ({"server_starts": 1},),
+#: server seeded from one device's k' < k centers (Algorithm 2, step 2: the farthest-point
+#: kernel adds the rest) and the coresets' k-median.
+PAPER_SETTINGS = {"KFed": ({"server_starts": 1, "device_clusters": 2},),
                   "DistributedCoreset": ({"objective": "kmedian"},)}
 
 

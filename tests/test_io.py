@@ -9,6 +9,7 @@ from fedclust.io import (
     atomic_path,
     concat_tables,
     current_umask,
+    kernel_cpu,
     skipped,
     skipped_with_warning,
     tidy,
@@ -110,6 +111,7 @@ def test_provenance_names_the_commit_the_dirty_tree_the_machine_and_the_blas(tmp
     assert provenance(tmp_path / "nowhere")["commit"] == "not a git checkout"
     machine = clean["machine"]
     assert machine["cores"] == os.cpu_count() and machine["cpu"]
+    assert machine["kernels_for"] == kernel_cpu() not in ("", "unknown")
     # numpy is loaded: its BLAS is listed with its thread count
     assert any(lib["user_api"] == "blas" and lib["threads"] >= 1 for lib in clean["blas"])
     text = yaml.safe_load(run_config_text({"seed": 1}, tmp_path))
@@ -194,3 +196,12 @@ def test_a_damaged_result_table_is_named_removed_and_never_read(tmp_path, damage
     with pytest.raises(DamagedFileError, match=r"t\.csv: damaged .*removed; run the pipeline"):
         read_table(path)
     assert not path.exists() and not sidecar_of(path).exists()
+
+
+def test_the_kernels_cpu_is_numbas_target(monkeypatch):
+    import llvmlite.binding as llvm
+
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    assert kernel_cpu() == llvm.get_host_cpu_name()
+    monkeypatch.setenv("NUMBA_CPU_NAME", "haswell")
+    assert kernel_cpu() == "haswell"

@@ -90,7 +90,23 @@ def test_quick_profile_writes_only_data_results_and_figures(quick_run):
                for f in sums.index)
 
 
+#: The quick profile's verdicts as recorded on AMD EPYC hosts; ``quick_verdicts_<cpu>.csv``
+#: holds them for kernels compiled for another CPU (:func:`expected_verdicts`).
 EXPECTED_VERDICTS = REPO / "tests" / "data" / "quick_verdicts.csv"
+
+
+def expected_verdicts(work: Path) -> tuple[Path, str]:
+    """The expectation for the CPU the run's kernels were compiled for (its run_config's
+    ``machine.kernels_for``, or this host's): ``quick_verdicts_<cpu>.csv`` where one was
+    recorded, else :data:`EXPECTED_VERDICTS`. The kernels' last bits, and a verdict near the
+    edge of its band, depend on that CPU (docs/reproduction.md). Returns the file and the
+    CPU."""
+    from fedclust.io import kernel_cpu
+
+    run_config = yaml.safe_load((work / "results" / "run_config.yaml").read_text())
+    cpu = run_config["provenance"]["machine"].get("kernels_for") or kernel_cpu()
+    specific = EXPECTED_VERDICTS.with_name(f"quick_verdicts_{cpu}.csv")
+    return (specific if specific.is_file() else EXPECTED_VERDICTS), cpu
 
 
 @pytest.mark.reproduction
@@ -110,20 +126,22 @@ def test_every_figure_of_the_quick_profile_reads_well(quick_run):
 def test_every_quick_profile_verdict_is_the_committed_one(quick_run):
     """A verdict that changes, in either direction, fails CI, and so does a row's definition
     (its test and the paper's side of it): the expectation changes only in a commit that says
-    why (``expectation(report).to_csv(EXPECTED_VERDICTS, index=False)``)."""
+    why (``expectation(report).to_csv(EXPECTED_VERDICTS, index=False)``, or the file of
+    :func:`expected_verdicts` for the run's CPU)."""
     from fedclust.reproduction import VERDICTS, definition_changes, verdict_changes
 
     work, _ = quick_run
     report = pd.read_csv(work / "results" / "reproduction.csv")
     assert set(report.status) <= set(VERDICTS)
-    expected = pd.read_csv(EXPECTED_VERDICTS, keep_default_na=False, dtype=str)
+    path, cpu = expected_verdicts(work)
+    expected = pd.read_csv(path, keep_default_na=False, dtype=str)
     moved = definition_changes(report, expected)
-    assert moved.empty, (f"{len(moved)} rows' tests differ from {EXPECTED_VERDICTS.name}:\n"
+    assert moved.empty, (f"{len(moved)} rows' tests differ from {path.name}:\n"
                          + moved.to_string(max_colwidth=40))
     changes = verdict_changes(report, expected)
     assert changes.empty, (
-        f"{len(changes)} verdicts differ from {EXPECTED_VERDICTS.name} (expected -> now):\n"
-        + changes.to_string(max_colwidth=60)
+        f"{len(changes)} verdicts differ from {path.name} (kernels compiled for {cpu}; "
+        f"expected -> now):\n" + changes.to_string(max_colwidth=60)
         + f"\n(the run's rows: {work / 'results' / 'reproduction.csv'})")
     # every row that does not pass says why, with what was measured
     missed = report[report.status.isin(["fail", "not at this profile", "not shown"])]
@@ -434,3 +452,22 @@ def test_quick_profile_compares_every_algorithm_on_the_same_partitions(quick_run
     assert set(claims.status) == {"reported"}
     for name in ("pareto_bytes", "pareto_rounds", "dropout", "heterogeneity"):
         assert (work / "figures" / f"comparison_{name}.png").stat().st_size > 10_000
+
+
+def test_the_expectation_is_the_one_recorded_for_the_kernels_cpu(tmp_path):
+    """A run whose kernels were compiled for a CPU with its own expectation is held to it,
+    any other to quick_verdicts.csv; every CPU's file has the same rows and definitions, and
+    differs only in verdicts."""
+    from fedclust.reproduction import definition_changes
+
+    (tmp_path / "results").mkdir()
+    for cpu, name in (("emeraldrapids", "quick_verdicts_emeraldrapids.csv"),
+                      ("znver3", EXPECTED_VERDICTS.name)):
+        (tmp_path / "results" / "run_config.yaml").write_text(
+            yaml.safe_dump({"provenance": {"machine": {"kernels_for": cpu}}}))
+        assert expected_verdicts(tmp_path) == (EXPECTED_VERDICTS.with_name(name), cpu)
+    default = pd.read_csv(EXPECTED_VERDICTS, keep_default_na=False, dtype=str)
+    for path in EXPECTED_VERDICTS.parent.glob("quick_verdicts_*.csv"):
+        other = pd.read_csv(path, keep_default_na=False, dtype=str)
+        assert len(other) == len(default), path.name
+        assert definition_changes(other, default).empty, path.name

@@ -322,10 +322,28 @@ def run_config_text(config: dict, checkout=None) -> str:
                            "provenance": provenance(checkout)}, sort_keys=False)
 
 
+def kernel_cpu() -> str:
+    """The CPU numba compiles the kernels for: ``NUMBA_CPU_NAME`` where set, else the host's
+    as LLVM names it (e.g. ``znver3``, ``emeraldrapids``). Kernels compiled for different
+    CPUs may round differently in the last bits, so a run's numbers are reproduced bit for
+    bit only where this name is the same (docs/reproduction.md)."""
+    import os
+
+    if os.environ.get("NUMBA_CPU_NAME"):
+        return os.environ["NUMBA_CPU_NAME"]
+    try:
+        import llvmlite.binding as llvm
+
+        return str(llvm.get_host_cpu_name())
+    except (ImportError, RuntimeError, OSError):
+        return "unknown"
+
+
 def provenance(checkout=None) -> dict:
     """Where and from what a run was made: the checkout's git commit and whether its tracked
-    files differ from it (``dirty``), the machine (CPU model, cores, memory) and the BLAS
-    libraries numpy and scipy loaded, with their thread counts (threadpoolctl)."""
+    files differ from it (``dirty``), the machine (CPU model, the CPU the kernels were
+    compiled for, cores, memory) and the BLAS libraries numpy and scipy loaded, with their
+    thread counts (threadpoolctl)."""
     import os
     import platform
     import subprocess
@@ -355,7 +373,8 @@ def provenance(checkout=None) -> dict:
     return {
         "commit": commit or "not a git checkout",
         "dirty": bool(status) if commit else None,
-        "machine": {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform(),
+        "machine": {"cpu": cpu, "kernels_for": kernel_cpu(), "cores": os.cpu_count(),
+                    "system": platform.platform(),
                     "memory_gib": None if memory is None else round(memory, 1)},
         "blas": [{"library": info.get("internal_api"), "version": info.get("version"),
                   "threads": info.get("num_threads"), "user_api": info.get("user_api")}

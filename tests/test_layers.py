@@ -57,9 +57,9 @@ def test_the_circle_check_sees_function_level_imports(tmp_path):
     """The graph counts an import inside a function as an arrow (a circle through one is still
     a circle for a reader)."""
     graph = import_graph()
-    # localkmeans' declarations import its experiments inside a caption context function only
+    # localkmeans' declarations import its SNR formulas inside a caption context function only
     assert graph.has_edge("fedclust.papers.localkmeans.declare",
-                          "fedclust.papers.localkmeans.experiments")
+                          "fedclust.papers.localkmeans.snr")
     assert graph.has_edge("fedclust.pipeline.registry", "fedclust.pipeline.declarations")
 
 

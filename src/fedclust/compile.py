@@ -13,7 +13,6 @@ cores are free (numba compiles on one). Zhang et al.'s tree compiles on first us
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -21,6 +20,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .runtime.processes import usable_cores
 
 __all__ = ["compile_kernels", "compile_bytecode", "WARM_UP_ESTIMATORS", "DTYPES"]
 
@@ -57,9 +58,8 @@ def _papers_solves(X, weights):
     from .metrics import cluster_means, partition_cost
 
     for w in (None, weights):
-        best_kmeans(X, 3, [0], sample_weight=w, algorithm="elkan")
+        labels = best_kmeans(X, 3, [0], sample_weight=w, algorithm="elkan").labels
         best_kmeans(X, 3, [0], sample_weight=w, objective="kmedian")
-        labels = best_kmeans(X, 3, [0], sample_weight=w).labels
         partition_cost(X, labels, w)
         cluster_means(X, labels, 3)
 
@@ -160,8 +160,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be at least 1; got {args.jobs}")
-    jobs = args.jobs or min(len(args.dtypes), len(os.sched_getaffinity(0))
-                            if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    jobs = args.jobs or min(len(args.dtypes), usable_cores())
     start = time.perf_counter()
     compile_bytecode()
     if jobs > 1 and len(args.dtypes) > 1:

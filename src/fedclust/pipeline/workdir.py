@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..runtime.processes import source_first
+
 __all__ = ["WORKFLOW_FILES", "compile_in", "copy_workflow"]
 
 #: What a run of the workflow reads from a clone (``benchmarks/results``: the committed
@@ -64,7 +66,5 @@ def compile_in(workdir: Path) -> None:
     sources, as the README's set-up does in a clone (``python -m fedclust.compile``)."""
     # the copy's sources first on the path, before any editable install's (as the Flower
     # launcher hands its processes the running checkout)
-    src = str(Path(workdir, "src").resolve())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get(
-        "PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "fedclust.compile"], cwd=workdir, env=env, check=True)
+    subprocess.run([sys.executable, "-m", "fedclust.compile"], cwd=workdir, check=True,
+                   env=source_first(Path(workdir, "src").resolve()))

@@ -19,7 +19,25 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["free_port", "wait_for_port", "ProcessGroup", "CountingRelay"]
+__all__ = ["free_port", "wait_for_port", "usable_cores", "source_first", "ProcessGroup",
+           "CountingRelay"]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system reports one,
+    else the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def source_first(source, environ=None) -> dict:
+    """A copy of ``environ`` (default: this process's) with ``source`` (a folder holding
+    ``fedclust``) first on ``PYTHONPATH``, so that a Python started with it imports that
+    fedclust before any an editable install points to."""
+    environ = os.environ if environ is None else environ
+    return {**environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(source), environ.get("PYTHONPATH")]))}
 
 
 def _ephemeral_range() -> tuple[int, int]:

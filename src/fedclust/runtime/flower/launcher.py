@@ -5,7 +5,6 @@ wire and stop every process started (:func:`launch`).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
@@ -16,6 +15,7 @@ import numpy as np
 from flwr.common.constant import HEARTBEAT_DEFAULT_INTERVAL
 
 from ...federation import Federation
+from ..processes import source_first, usable_cores
 from .app import write_app
 from .protocol import _TOKEN_REFUSED, ALGORITHMS
 
@@ -38,7 +38,7 @@ def _refused_starts(workdir) -> str:
                if _TOKEN_REFUSED in path.read_text(errors="replace")]
     if not refused:
         return ""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = usable_cores()
     return (f"; {', '.join(refused)} logged Flower's 'Runtime {_TOKEN_REFUSED}': app "
             f"processes asked for their tasks more than {HEARTBEAT_DEFAULT_INTERVAL} s after "
             f"Flower claimed them, as when more Flower processes start at once than this "
@@ -168,8 +168,7 @@ def launch(algorithm: str, params: dict, X, devices, *, sample_weight=None, work
     # the ServerApp and ClientApp processes import the fedclust this launcher runs, whatever
     # an editable install elsewhere points to
     source = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "FLWR_HOME": str(home),
-           "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
+    env = {**source_first(source), "FLWR_HOME": str(home)}
     bin_dir = Path(sys.executable).parent
     relays: dict = {}
     started = time.perf_counter()

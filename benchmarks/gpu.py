@@ -389,7 +389,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mnist", type=Path, required=True,
                         help="folder of MNIST's four *-ubyte.gz files")
-    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                        help="what to measure, in this order (each part's rows are written "
+                             "when it ends)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--merge", type=Path,
                         help="an earlier call's gpu.csv: its rows of parts not run now are "
@@ -430,16 +432,15 @@ def main(argv=None) -> None:
             accuracy.to_csv(args.out / "gpu_table2.csv", index=False)
         (args.out / "gpu.md").write_text(render(timings, comparison, machine, settings))
 
-    if "table2_rounds" in args.parts:
-        rows += table2_rounds(train, test, settings, cells, timer)
-        save()
-    if "table2_full" in args.parts:
-        full, accuracy = table2_full(args.mnist, settings, cells, args.out)
-        rows += full
-        comparison = compare(accuracy)
-        save()
-    if "embed" in args.parts:
-        rows += embed_part(args.mnist)
+    for part in dict.fromkeys(args.parts):          # in the order given, each saved when done
+        if part == "table2_rounds":
+            rows += table2_rounds(train, test, settings, cells, timer)
+        elif part == "table2_full":
+            full, accuracy = table2_full(args.mnist, settings, cells, args.out)
+            rows += full
+            comparison = compare(accuracy)
+        else:
+            rows += embed_part(args.mnist)
         save()
     log("done")
 

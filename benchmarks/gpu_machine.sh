@@ -6,12 +6,19 @@
 # pygments psutil packaging torchvision==<the one built for that torch>`), then run the GPU
 # tests and benchmarks/gpu.py, with MNIST's four files in .device/mnist. Results go to $OUT.
 #
-#   [GPU_TESTS=0] bash benchmarks/gpu_machine.sh [arguments of benchmarks/gpu.py but --mnist, --out]
+# Everything ends within SECONDS_LEFT seconds (default 560: a command of the device tool may
+# run 600), the tests first, then the benchmark's parts in the order given, each written to
+# $OUT when it ends, so that a run cut short still returns what it measured.
+#
+#   [GPU_TESTS=0] [SECONDS_LEFT=560] bash benchmarks/gpu_machine.sh \
+#       [arguments of benchmarks/gpu.py but --mnist, --out]
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 SITE=build/device-site
-mkdir -p "$OUT" "$SITE"
-export PYTHONPATH="src:$SITE" PYTHONUNBUFFERED=1
+END=$((SECONDS + ${SECONDS_LEFT:-560}))
+mkdir -p "$OUT" "$SITE" build/numba-cache
+# one kernel cache for the tests and every process of the benchmark: compiled once
+export PYTHONPATH="src:$SITE" PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=$PWD/build/numba-cache
 declare -A WHEEL=([yaml]=pyyaml [tqdm]=tqdm [pytest]=pytest [pluggy]=pluggy
                   [iniconfig]=iniconfig [pygments]=pygments [psutil]=psutil
                   [packaging]=packaging)
@@ -29,9 +36,11 @@ torchvision.__version__, torch.version.cuda, torch.cuda.get_device_name(0))"; } 
     > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt" | tail -2
 if [ "${GPU_TESTS:-1}" != 0 ]; then      # GPU_TESTS=0: the benchmark alone
-    timeout 200 python3 -m pytest tests/test_gpu.py -p no:cacheprovider -q -rA 2>&1 |
-        tail -25 | tee "$OUT/test_gpu.txt"
+    timeout $(((END - SECONDS) / 3)) python3 -m pytest tests/test_gpu.py -p no:cacheprovider \
+        -q -rA --durations=0 2>&1 |
+        tail -40 | tee "$OUT/test_gpu.txt"
 fi
-[ "$#" -gt 0 ] || set -- --parts table2_rounds table2_full embed
-python3 benchmarks/gpu.py --mnist .device/mnist --out "$OUT/results" "$@" 2>&1 |
-    grep -v "round/s\|s/round\|it/s" | tee -a "$OUT/gpu_bench.log"
+[ "$#" -gt 0 ] || set -- --parts table2_full embed table2_rounds
+timeout $((END - SECONDS)) python3 benchmarks/gpu.py --mnist .device/mnist \
+    --out "$OUT/results" "$@" 2>&1 | tee "$OUT/gpu_bench_raw.log" |
+    grep --line-buffered -v "round/s\|s/round\|it/s" | tee -a "$OUT/gpu_bench.log"

@@ -1,5 +1,7 @@
 """Federated training core (fedclust.fl): stacked models, stores, rounds and the ledger."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -357,16 +359,21 @@ def _jobs_store(seed):
 
 def test_run_many_gives_every_job_the_result_it_gets_alone():
     # jobs of different lengths, one IFCA job with restarts (its starts train beside the
-    # others until it keeps one), one with a ledger of its own: each result is its own run's
-    # bit for bit on a CPU
+    # others until it keeps one), one with a ledger of its own and devices of one to three
+    # segments: each result is its own run's bit for bit on a CPU
     trainer = FederatedTrainer(MLP(6, 5, 2), lr=0.3, local_steps=2, batch_size=4,
                                progress=False)
     jobs = [dict(train=_jobs_store(0), rounds=7, selection=RandomBySize(3), seed=1),
             dict(train=_jobs_store(1), rounds=4, selection=RandomBySize(4), seed=2,
                  n_models=2, ifca=True, restarts=3, restart_rounds=2, eval_every=2),
             dict(train=_jobs_store(2), rounds=5, selection=RandomBySize(2), seed=3,
-                 n_models=2, segment_group=np.arange(12) % 2)]
-    together = trainer.run_many(jobs)
+                 n_models=2, segment_group=np.arange(12) % 2,
+                 segment_device=np.array([0, 0, 1, 2, 2, 2, 3, 4, 5, 5, 6, 7]))]
+    with warnings.catch_warnings():
+        # the trained copies change in number from round to round: torch warns when a
+        # non-empty output buffer is resized
+        warnings.simplefilter("error", UserWarning)
+        together = trainer.run_many(jobs)
     for job, result in zip(jobs, together, strict=True):
         alone = trainer.run(**job)
         assert result.history == alone.history

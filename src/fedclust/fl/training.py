@@ -281,7 +281,9 @@ class _ModelPool:
 
     def take(self, slot: torch.Tensor) -> dict:
         """A copy of the models in ``slot`` (one per trained copy), in the copies' buffer."""
-        return {name: torch.index_select(p, 0, slot, out=self.copies[name])
+        # emptied first: torch resizes a non-empty ``out`` of another shape only with a
+        # deprecation warning; the storage stays, so a round allocates only when it grows
+        return {name: torch.index_select(p, 0, slot, out=self.copies[name].resize_(0))
                 for name, p in self.stack.items()}
 
     def average(self, trained: dict, slot: torch.Tensor, weight: torch.Tensor) -> None:

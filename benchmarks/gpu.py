@@ -146,7 +146,8 @@ def final_accuracy(tables: dict, device: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table2_rounds(train, test, settings, cells, timer) -> list[dict]:
+def table2_rounds(train, test, settings, cells, timer, phases=(0, 1),
+                  devices=("cpu", "cuda")) -> list[dict]:
     """Seconds per round of both phases on the CPU and the GPU, each the slope between a
     short and a long run (so the one-off work of a run -- its starts' initial models, the
     scoring of IFCA's starts, the evaluations -- is its own row, not spread over the
@@ -155,12 +156,12 @@ def table2_rounds(train, test, settings, cells, timer) -> list[dict]:
     # one evaluation row per device: the rounds' time, not the evaluations' (the full run
     # below evaluates as the pipeline does)
     quiet = {"eval_train_rows": 1, "eval_test_rows": 1}
-    phases = [("IFCA's random starts side by side", (3, 9),
+    phases_all = [("IFCA's random starts side by side", (3, 9),
                lambda r: {"rounds": r, "ifca_restart_rounds": r, **quiet}),
               ("after IFCA's starts (one start)", (20, 120),
                lambda r: {"rounds": r, "ifca_restarts": 1, **quiet})]
-    for phase, lengths, change in phases:
-        for device in ("cpu", GPU):
+    for phase, lengths, change in [phases_all[i] for i in phases]:
+        for device in [GPU if d == "cuda" else d for d in devices]:
             seconds, tables = [], []
             for rounds in (*lengths, lengths[1]) if device == GPU else lengths:
                 cfg = {**settings, **change(rounds), "device": device, "eval_every": rounds}
@@ -392,6 +393,10 @@ def main(argv=None) -> None:
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="what to measure, in this order (each part's rows are written "
                              "when it ends)")
+    parser.add_argument("--round-phases", nargs="+", type=int, choices=(0, 1), default=(0, 1),
+                        help="table2_rounds: which phases (0: IFCA's starts, 1: after them)")
+    parser.add_argument("--round-devices", nargs="+", choices=("cpu", "cuda"),
+                        default=("cpu", "cuda"), help="table2_rounds: on which devices")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--merge", type=Path,
                         help="an earlier call's gpu.csv: its rows of parts not run now are "
@@ -434,7 +439,8 @@ def main(argv=None) -> None:
 
     for part in dict.fromkeys(args.parts):          # in the order given, each saved when done
         if part == "table2_rounds":
-            rows += table2_rounds(train, test, settings, cells, timer)
+            rows += table2_rounds(train, test, settings, cells, timer, args.round_phases,
+                                  args.round_devices)
         elif part == "table2_full":
             full, accuracy = table2_full(args.mnist, settings, cells, args.out)
             rows += full

@@ -147,12 +147,13 @@ def final_accuracy(tables: dict, device: str) -> pd.DataFrame:
 
 
 def table2_rounds(train, test, settings, cells, timer, phases=(0, 1),
-                  devices=("cpu", "cuda")) -> list[dict]:
+                  devices=("cpu", "cuda")):
     """Seconds per round of both phases on the CPU and the GPU, each the slope between a
     short and a long run (so the one-off work of a run -- its starts' initial models, the
     scoring of IFCA's starts, the evaluations -- is its own row, not spread over the
-    rounds); the GPU's long runs twice, to compare."""
-    rows, restart = [], settings["ifca_restarts"]
+    rounds); the GPU's long runs twice, to compare. Yields each phase's rows on a device as
+    soon as they are measured."""
+    restart = settings["ifca_restarts"]
     # one evaluation row per device: the rounds' time, not the evaluations' (the full run
     # below evaluates as the pipeline does)
     quiet = {"eval_train_rows": 1, "eval_test_rows": 1}
@@ -174,14 +175,15 @@ def table2_rounds(train, test, settings, cells, timer, phases=(0, 1),
             base = {"part": "table2_rounds", "device": device,
                     "runs": len(cells) * settings["runs"],
                     "restarts": change(1).get("ifca_restarts", restart)}
-            rows += [{**base, "what": phase, "value": per_round, "unit": "s per round"},
-                     {**base, "what": f"{phase}: once per run", "value": once, "unit": "s"}]
+            rows = [{**base, "what": phase, "value": per_round, "unit": "s per round"},
+                    {**base, "what": f"{phase}: once per run", "value": once, "unit": "s"}]
             log(f"  {per_round:.4f} s per round, {once:.1f} s once")
             if len(tables) == 3:
                 same = all(tables[1][c].equals(tables[2][c]) for c in cells)
+                log(f"  rerun with the same seed: {'identical' if same else 'DIFFERENT'}")
                 rows.append({**base, "what": f"{phase}: GPU rerun identical",
                              "value": float(same), "unit": "bool"})
-    return rows
+            yield rows
 
 
 def _setting(mnist_dir: Path, cells: list, cfg: dict, threads: int):
@@ -298,6 +300,18 @@ def embed_part(mnist_dir: Path) -> list[dict]:
     return rows
 
 
+def published_commit() -> str:
+    """The commit the published paper-profile report was computed at."""
+    provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
+    return str(provenance["commit"])
+
+
+def published_machine() -> str:
+    """The published paper profile's machine, without its speed line."""
+    provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
+    return str(provenance["machine"]).split(";")[0]
+
+
 def published_table2_jobs() -> str:
     """The paper profile's per-cell Table 2 jobs as the published per-rule table states them."""
     rules = PUBLISHED.with_name("rules.md").read_text().splitlines()
@@ -309,11 +323,14 @@ def published_table2_jobs() -> str:
 
 def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
            settings: dict) -> str:
-    lines = ["# The pipeline's torch work: CPU against GPU", "",
-             f"Machine: {machine}. Measured in one call of `benchmarks/gpu.py` "
-             f"({time.strftime('%Y-%m-%d')}); the CPU column uses every torch thread of the "
-             f"same machine.", ""]
     t = timings
+    calls = t["call"].nunique() if "call" in t else 1
+    dates = ", ".join(sorted(t["date"].dropna().unique())) if "date" in t else ""
+    lines = ["# The pipeline's torch work: CPU against GPU", "",
+             f"Machine: {machine}. Measured in {'one call' if calls == 1 else f'{calls} calls'}"
+             f" of `benchmarks/gpu.py` ({dates or time.strftime('%Y-%m-%d')}"
+             f"{'; the call column of gpu.csv says which' if calls > 1 else ''}); the CPU "
+             "column uses every torch thread of the same machine.", ""]
     rounds = t[(t["part"] == "table2_rounds") & (t["unit"] != "bool")]
     if len(rounds):
         lines += ["## Table 2: every cell and run trained together", "",
@@ -322,18 +339,20 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
                   "evaluations).", "",
                   "| phase | runs | CPU | GPU | CPU / GPU |", "|---|---|---|---|---|"]
         for phase, group in rounds.groupby("what", sort=False):
-            cpu = group.loc[group["device"] == "cpu", "value"].iloc[0]
-            gpu = group.loc[group["device"] == GPU, "value"].iloc[0]
+            cpu, gpu = (group.loc[group["device"] == d, "value"].iloc[:1].sum()
+                        if (group["device"] == d).any() else float("nan") for d in ("cpu", GPU))
             unit = group["unit"].iloc[0]
-            lines.append(f"| {phase} ({unit}) | {int(group['runs'].iloc[0])} | {cpu:.4f} | "
-                         f"{gpu:.4f} | {cpu / gpu:.1f}x |")
+            shown = [f"{v:.4f}" if v == v else "not measured" for v in (cpu, gpu)]
+            ratio = f"{cpu / gpu:.1f}x" if cpu == cpu and gpu == gpu else ""
+            lines.append(f"| {phase} ({unit}) | {int(group['runs'].iloc[0])} | {shown[0]} | "
+                         f"{shown[1]} | {ratio} |")
         same = t[t["unit"] == "bool"]
-        lines += ["", "GPU reruns with the same seed: " + "; ".join(
+        lines += ["", "GPU reruns with the same seed: " + ("; ".join(
             f"{w.split(':')[0]}: {'identical' if v else 'DIFFERENT'}"
-            for w, v in zip(same["what"], same["value"], strict=True)), ""]
+            for w, v in zip(same["what"], same["value"], strict=True)) or "not run"), ""]
         value = dict(zip(rounds["what"] + rounds["device"], rounds["value"], strict=True))
         keys = list(dict.fromkeys(rounds["what"]))
-        if len(keys) == 4:
+        if len(keys) == 4 and all(k + d in value for k in keys for d in ("cpu", GPU)):
             rounds, starts = settings["rounds"], settings["ifca_restart_rounds"]
             for device, name in (("cpu", "CPU"), (GPU, "GPU")):
                 projected = (starts * value[keys[0] + device] + value[keys[1] + device]
@@ -350,14 +369,15 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
                     for w, v, r in zip(full["what"], full["value"],
                                        full.get("rounds_s", [float("nan")] * len(full)),
                                        strict=True)),
-                  f"- the CPU, for reference: the paper profile's {published_table2_jobs()} on "
-                  "the 2-core development host (docs/paper-profile/rules.md; another machine, "
-                  "so no ratio is drawn)", ""]
+                  f"- the CPU, for reference: the paper profile's {published_table2_jobs()} "
+                  f"at {published_commit()} on {published_machine()} "
+                  "(docs/paper-profile/rules.md; another machine, so no ratio is drawn)", ""]
     if comparison is not None:
         a = comparison.attrs
         lines += ["### Final test accuracy, GPU against CPU", "",
                   "CPU: the published paper-profile run (docs/paper-profile, computed at "
-                  "0b2e18e; Table 2's code computes the same numbers since). Test: two-sample "
+                  f"{published_commit()}; the GPU's from a later commit, so a difference would "
+                  "also hold any change to Table 2's code between the two). Test: two-sample "
                   f"t at {LEVEL:.0%} with the run-to-run standard deviation pooled over every "
                   f"cell of both devices ({a['pooled_sd']:.4f}, {a['dof']} degrees of "
                   f"freedom, t = {a['t']:.2f}).", "",
@@ -386,10 +406,23 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
     return "\n".join(lines)
 
 
+def rerender(folder: Path) -> None:
+    """``folder/gpu.md`` from the rows already measured there (no GPU needed)."""
+    timings = pd.read_csv(folder / "gpu.csv")
+    accuracy = folder / "gpu_table2.csv"
+    comparison = compare(pd.read_csv(accuracy)) if accuracy.exists() else None
+    machines = timings["machine"].dropna().unique()
+    if len(machines) != 1:
+        sys.exit(f"{folder / 'gpu.csv'}: rows of {len(machines)} machines; one table is one "
+                 "machine")
+    global GPU
+    GPU = "cuda"
+    (folder / "gpu.md").write_text(render(timings, comparison, machines[0], paper_settings()[0]))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mnist", type=Path, required=True,
-                        help="folder of MNIST's four *-ubyte.gz files")
+    parser.add_argument("--mnist", type=Path, help="folder of MNIST's four *-ubyte.gz files")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="what to measure, in this order (each part's rows are written "
                              "when it ends)")
@@ -401,9 +434,17 @@ def main(argv=None) -> None:
     parser.add_argument("--merge", type=Path,
                         help="an earlier call's gpu.csv: its rows of parts not run now are "
                              "kept (and said to be from that call)")
+    parser.add_argument("--render", type=Path, metavar="DIR",
+                        help="measure nothing: write DIR/gpu.md again from DIR/gpu.csv and "
+                             "DIR/gpu_table2.csv (rows of several calls: one `call` each)")
     parser.add_argument("--smoke", action="store_true",
                         help="a shrunk Table 2 to check the script (on the CPU if no GPU)")
     args = parser.parse_args(argv)
+    if args.render:
+        rerender(args.render)
+        return
+    if args.mnist is None:
+        parser.error("--mnist is required to measure")
     global GPU
     if not torch.cuda.is_available():
         if not args.smoke:
@@ -424,13 +465,15 @@ def main(argv=None) -> None:
         warm = torch.ones(4, 8, 8, device=GPU)
         torch.bmm(warm, warm).sum().item()
 
+    call = time.strftime("%Y-%m-%dT%H:%M:%S")
     earlier = pd.DataFrame()
     if args.merge:
         earlier = pd.read_csv(args.merge)
         earlier = earlier[~earlier["part"].isin(args.parts)]
 
     def save():
-        timings = pd.concat([pd.DataFrame(rows).assign(machine=machine), earlier],
+        timings = pd.concat([pd.DataFrame(rows).assign(machine=machine, date=call[:10],
+                                                       call=call), earlier],
                             ignore_index=True)
         timings.to_csv(args.out / "gpu.csv", index=False)
         if accuracy is not None:
@@ -439,8 +482,10 @@ def main(argv=None) -> None:
 
     for part in dict.fromkeys(args.parts):          # in the order given, each saved when done
         if part == "table2_rounds":
-            rows += table2_rounds(train, test, settings, cells, timer, args.round_phases,
-                                  args.round_devices)
+            for measured in table2_rounds(train, test, settings, cells, timer,
+                                          args.round_phases, args.round_devices):
+                rows += measured
+                save()
         elif part == "table2_full":
             full, accuracy = table2_full(args.mnist, settings, cells, args.out)
             rows += full

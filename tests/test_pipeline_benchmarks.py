@@ -204,3 +204,38 @@ def test_a_resumed_runs_segments_are_read_from_its_snakemake_logs(tmp_path, monk
     note = profiles.segments_note(segments, "a617b9e")
     assert "In 2 segments from one clean directory at a617b9e" in note
     assert "2026-11-29 10:33:50-10:40:05 UTC (2 jobs); 2026-11-30 09:00:00-09:30:00" in note
+
+
+def _gpu_module(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import gpu
+
+    return gpu
+
+
+def test_the_gpu_table_is_what_its_csvs_give(tmp_path, monkeypatch):
+    gpu = _gpu_module(monkeypatch)
+    results = REPO / "benchmarks" / "results"
+    for name in ("gpu.csv", "gpu_table2.csv"):
+        (tmp_path / name).write_bytes((results / name).read_bytes())
+    gpu.main(["--render", str(tmp_path)])
+    assert (tmp_path / "gpu.md").read_text() == (results / "gpu.md").read_text()
+
+
+def test_a_gpu_round_not_measured_says_so_and_is_not_projected(tmp_path, monkeypatch):
+    gpu = _gpu_module(monkeypatch)
+    timings = pd.read_csv(REPO / "benchmarks" / "results" / "gpu.csv")
+    cut = (timings["part"] == "table2_rounds") & (timings["device"] == "cuda")
+    timings[~cut].to_csv(tmp_path / "gpu.csv", index=False)
+    gpu.main(["--render", str(tmp_path)])
+    text = (tmp_path / "gpu.md").read_text()
+    assert "| 24 | 1.6896 | not measured |  |" in text
+    assert "Projected" not in text and "GPU reruns with the same seed: not run" in text
+
+
+def test_gpu_accuracies_off_by_more_than_the_runs_spread_fall_outside(monkeypatch):
+    gpu = _gpu_module(monkeypatch)
+    accuracy = pd.read_csv(REPO / "benchmarks" / "results" / "gpu_table2.csv")
+    assert gpu.compare(accuracy)["within"].all()
+    shifted = gpu.compare(accuracy.assign(test_accuracy=accuracy["test_accuracy"] - 0.01))
+    assert len(shifted) == 12 and not shifted["within"].any()

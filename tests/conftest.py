@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +15,35 @@ import pytest
 from fedclust.data import MNIST_FILES
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+#: Where SLURM's client reads its configuration (the file .ci/slurm-up.sh writes).
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
+
+
+def pytest_configure(config):
+    """Snakemake's SLURM executor plugin (2.8) runs ``scontrol show config`` when Snakemake
+    starts, to word a help text; where SLURM's client is installed and its controller is down
+    (between CI runs on this project's machines) scontrol retries for MessageTimeout - 1 s,
+    9 s by default, on every Snakemake command a test runs. Unless the SLURM tests are on
+    (FEDCLUST_TEST_SLURM=1, a live cluster), the tests' commands read a copy of the cluster's
+    configuration with a 1 s MessageTimeout, so that scontrol gives up at once."""
+    if (os.environ.get("FEDCLUST_TEST_SLURM") == "1" or "SLURM_CONF" in os.environ
+            or shutil.which("scontrol") is None or not SLURM_CONF.is_file()):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="fedclust-slurm-conf-"))
+    kept = [line for line in SLURM_CONF.read_text().splitlines()
+            if not re.match(r"\s*MessageTimeout\s*=", line, re.IGNORECASE)]
+    (folder / "slurm.conf").write_text("\n".join([*kept, "MessageTimeout=1", ""]))
+    os.environ["SLURM_CONF"] = str(folder / "slurm.conf")
+    config._fedclust_slurm_conf = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_fedclust_slurm_conf", None)
+    if folder is not None:
+        os.environ.pop("SLURM_CONF", None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def profile_config(quick: bool = False) -> dict:

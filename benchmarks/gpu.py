@@ -158,9 +158,9 @@ def table2_rounds(train, test, settings, cells, timer, phases=(0, 1),
     # below evaluates as the pipeline does)
     quiet = {"eval_train_rows": 1, "eval_test_rows": 1}
     phases_all = [("IFCA's random starts side by side", (3, 9),
-               lambda r: {"rounds": r, "ifca_restart_rounds": r, **quiet}),
-              ("after IFCA's starts (one start)", (20, 120),
-               lambda r: {"rounds": r, "ifca_restarts": 1, **quiet})]
+                   lambda r: {"rounds": r, "ifca_restart_rounds": r, **quiet}),
+                  ("after IFCA's starts (one start)", (20, 120),
+                   lambda r: {"rounds": r, "ifca_restarts": 1, **quiet})]
     for phase, lengths, change in [phases_all[i] for i in phases]:
         for device in [GPU if d == "cuda" else d for d in devices]:
             seconds, tables = [], []
@@ -300,16 +300,11 @@ def embed_part(mnist_dir: Path) -> list[dict]:
     return rows
 
 
-def published_commit() -> str:
-    """The commit the published paper-profile report was computed at."""
+def published_provenance() -> tuple[str, str]:
+    """The commit the published paper-profile report was computed at, and its machine
+    without the speed line."""
     provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
-    return str(provenance["commit"])
-
-
-def published_machine() -> str:
-    """The published paper profile's machine, without its speed line."""
-    provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
-    return str(provenance["machine"]).split(";")[0]
+    return str(provenance["commit"]), str(provenance["machine"]).split(";")[0]
 
 
 def published_table2_jobs() -> str:
@@ -324,6 +319,7 @@ def published_table2_jobs() -> str:
 def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
            settings: dict) -> str:
     t = timings
+    published, published_on = published_provenance()
     calls = t["call"].nunique() if "call" in t else 1
     dates = ", ".join(sorted(t["date"].dropna().unique())) if "date" in t else ""
     lines = ["# The pipeline's torch work: CPU against GPU", "",
@@ -339,8 +335,8 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
                   "evaluations).", "",
                   "| phase | runs | CPU | GPU | CPU / GPU |", "|---|---|---|---|---|"]
         for phase, group in rounds.groupby("what", sort=False):
-            cpu, gpu = (group.loc[group["device"] == d, "value"].iloc[:1].sum()
-                        if (group["device"] == d).any() else float("nan") for d in ("cpu", GPU))
+            first = group.drop_duplicates("device").set_index("device")["value"]
+            cpu, gpu = (first.get(d, float("nan")) for d in ("cpu", GPU))
             unit = group["unit"].iloc[0]
             shown = [f"{v:.4f}" if v == v else "not measured" for v in (cpu, gpu)]
             ratio = f"{cpu / gpu:.1f}x" if cpu == cpu and gpu == gpu else ""
@@ -370,13 +366,13 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
                                        full.get("rounds_s", [float("nan")] * len(full)),
                                        strict=True)),
                   f"- the CPU, for reference: the paper profile's {published_table2_jobs()} "
-                  f"at {published_commit()} on {published_machine()} "
+                  f"at {published} on {published_on} "
                   "(docs/paper-profile/rules.md; another machine, so no ratio is drawn)", ""]
     if comparison is not None:
         a = comparison.attrs
         lines += ["### Final test accuracy, GPU against CPU", "",
                   "CPU: the published paper-profile run (docs/paper-profile, computed at "
-                  f"{published_commit()}; the GPU's from a later commit, so a difference would "
+                  f"{published}; the GPU's from a later commit, so a difference would "
                   "also hold any change to Table 2's code between the two). Test: two-sample "
                   f"t at {LEVEL:.0%} with the run-to-run standard deviation pooled over every "
                   f"cell of both devices ({a['pooled_sd']:.4f}, {a['dof']} degrees of "

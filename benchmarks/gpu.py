@@ -11,7 +11,9 @@ Measured in one call, on one machine (its CPU with every core torch uses, and it
 * **Table 2 at paper scale** (``table2_full``): all 12 cells x 2 runs, 15,000 rounds, on the
   GPU as the pipeline runs them there (one process per setting Z, k', side by side), end to
   end; every run's final test accuracy, compared per cell with the
-  CPU's published at ``docs/paper-profile`` by a two-sample t-test on the final accuracies
+  CPU's published at ``docs/paper-profile`` when the call ran (kept beside the results in
+  ``gpu_cpu_reference.csv``, so that a later republication does not change the comparison
+  a table states) by a two-sample t-test on the final accuracies
   with the run-to-run spread pooled over every cell of both devices (the tolerance: the GPU's
   arithmetic is not the CPU's, so a run there is another draw of the same training, and its
   mean must lie within the runs' spread of the CPU's, at 95 %).
@@ -22,8 +24,9 @@ Measured in one call, on one machine (its CPU with every core torch uses, and it
     python benchmarks/gpu.py --mnist DIR [--parts table2_rounds table2_full embed]
                              [--out benchmarks/results]
 
-Needs a CUDA GPU. Writes ``gpu.md``, ``gpu.csv`` (timings) and ``gpu_table2.csv`` (every
-run's final test accuracy on each device) to ``--out``.
+Needs a CUDA GPU. Writes ``gpu.md``, ``gpu.csv`` (timings), ``gpu_table2.csv`` (every
+run's final test accuracy on each device) and ``gpu_cpu_reference.csv`` (the CPU run's
+per-cell accuracies, its commit and machine) to ``--out``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ GPU = "cuda"
 SMOKE = {"per_rotation": 600, "test_per_rotation": 100, "rounds": 40, "eval_every": 20,
          "ifca_restarts": 3, "ifca_restart_rounds": 5, "runs": 2}
 PUBLISHED = ROOT / "docs" / "paper-profile" / "reproduction.csv"
+#: The CPU run a call's GPU accuracies were compared with, beside its results.
+CPU_REFERENCE = "gpu_cpu_reference.csv"
 LEVEL = 0.95
 
 
@@ -231,9 +236,12 @@ def table2_full(mnist_dir: Path, settings, cells, out: Path) -> tuple[list[dict]
 
 def published_cpu() -> pd.DataFrame:
     """The CPU's per-cell mean and standard deviation of the final test accuracy, as the
-    published paper-profile report states them (``n runs, ours ± sd``)."""
+    published paper-profile report states them (``n runs, ours ± sd``), with the report's
+    ``commit``, ``machine`` (without the speed line) and ``table2_jobs`` (its Table 2 jobs'
+    time) on every row."""
     table = pd.read_csv(PUBLISHED)
     table = table[table["key"] == "kfed.table2.values"]
+    provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
     rows = []
     names = {"Global": "global", "IFCA": "ifca", "k-FED": "kfed"}
     for _, row in table.iterrows():
@@ -246,16 +254,27 @@ def published_cpu() -> pd.DataFrame:
         rows.append({"n_devices": z, "device_clusters": kp, "method": method,
                      "cpu_mean": float(row["reproduced"]), "cpu_sd": sd, "cpu_runs": n,
                      "paper": float(row["paper_value"])})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).assign(commit=str(provenance["commit"]),
+                                     machine=str(provenance["machine"]).split(";")[0],
+                                     table2_jobs=published_table2_jobs())
 
 
-def compare(gpu: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: GPU mean against the published CPU mean, a two-sample t-test with the
-    run-to-run variance pooled over every cell of both devices."""
-    cpu = published_cpu()
+def cpu_reference(folder: Path) -> pd.DataFrame:
+    """The CPU run ``folder``'s GPU accuracies were compared with (its
+    :data:`CPU_REFERENCE`), else the published one (:func:`published_cpu`)."""
+    path = folder / CPU_REFERENCE
+    return pd.read_csv(path, dtype={"commit": str}) if path.exists() else published_cpu()
+
+
+def compare(gpu: pd.DataFrame, cpu: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per cell: GPU mean against the CPU mean (``cpu``, :func:`cpu_reference`; by default
+    the published one), a two-sample t-test with the run-to-run variance pooled over every
+    cell of both devices."""
+    cpu = published_cpu() if cpu is None else cpu
     g = (gpu.groupby(["n_devices", "device_clusters", "method"])["test_accuracy"]
          .agg(gpu_mean="mean", gpu_sd="std", gpu_runs="count").reset_index())
-    both = cpu.merge(g, on=["n_devices", "device_clusters", "method"])
+    both = cpu.drop(columns=["commit", "machine", "table2_jobs"], errors="ignore").merge(
+        g, on=["n_devices", "device_clusters", "method"])
     dof = int(((both["cpu_runs"] - 1) + (both["gpu_runs"] - 1)).sum())
     pooled = np.sqrt((((both["cpu_runs"] - 1) * both["cpu_sd"] ** 2).sum()
                       + ((both["gpu_runs"] - 1) * both["gpu_sd"] ** 2).sum()) / dof)
@@ -300,13 +319,6 @@ def embed_part(mnist_dir: Path) -> list[dict]:
     return rows
 
 
-def published_provenance() -> tuple[str, str]:
-    """The commit the published paper-profile report was computed at, and its machine
-    without the speed line."""
-    provenance = yaml.safe_load(PUBLISHED.with_name("provenance.yaml").read_text())
-    return str(provenance["commit"]), str(provenance["machine"]).split(";")[0]
-
-
 def published_table2_jobs() -> str:
     """The paper profile's per-cell Table 2 jobs as the published per-rule table states them."""
     rules = PUBLISHED.with_name("rules.md").read_text().splitlines()
@@ -317,9 +329,12 @@ def published_table2_jobs() -> str:
 
 
 def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
-           settings: dict) -> str:
+           settings: dict, reference: pd.DataFrame) -> str:
+    """``gpu.md`` from the timings, the accuracies' comparison and the CPU run they are
+    compared with (:func:`cpu_reference`)."""
     t = timings
-    published, published_on = published_provenance()
+    published, published_on, cpu_jobs = (str(reference[c].iloc[0])
+                                          for c in ("commit", "machine", "table2_jobs"))
     calls = t["call"].nunique() if "call" in t else 1
     dates = ", ".join(sorted(t["date"].dropna().unique())) if "date" in t else ""
     lines = ["# The pipeline's torch work: CPU against GPU", "",
@@ -365,7 +380,7 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
                     for w, v, r in zip(full["what"], full["value"],
                                        full.get("rounds_s", [float("nan")] * len(full)),
                                        strict=True)),
-                  f"- the CPU, for reference: the paper profile's {published_table2_jobs()} "
+                  f"- the CPU, for reference: the paper profile's {cpu_jobs} "
                   f"at {published} on {published_on} "
                   "(docs/paper-profile/rules.md; another machine, so no ratio is drawn)", ""]
     if comparison is not None:
@@ -406,14 +421,16 @@ def rerender(folder: Path) -> None:
     """``folder/gpu.md`` from the rows already measured there (no GPU needed)."""
     timings = pd.read_csv(folder / "gpu.csv")
     accuracy = folder / "gpu_table2.csv"
-    comparison = compare(pd.read_csv(accuracy)) if accuracy.exists() else None
+    reference = cpu_reference(folder)
+    comparison = compare(pd.read_csv(accuracy), reference) if accuracy.exists() else None
     machines = timings["machine"].dropna().unique()
     if len(machines) != 1:
         sys.exit(f"{folder / 'gpu.csv'}: rows of {len(machines)} machines; one table is one "
                  "machine")
     global GPU
     GPU = "cuda"
-    (folder / "gpu.md").write_text(render(timings, comparison, machines[0], paper_settings()[0]))
+    (folder / "gpu.md").write_text(render(timings, comparison, machines[0], paper_settings()[0],
+                                          reference))
 
 
 def main(argv=None) -> None:
@@ -457,6 +474,10 @@ def main(argv=None) -> None:
         settings.update(SMOKE)
     train, test = load_mnist(args.mnist, "train"), load_mnist(args.mnist, "test")
     rows, comparison, accuracy = [], None, None
+    # a new Table 2 is compared with the report published now, any other render keeps the
+    # CPU run its folder's accuracies were compared with
+    reference = (published_cpu() if "table2_full" in args.parts
+                 else cpu_reference(args.out))
     if GPU == "cuda":        # the context and cuBLAS start outside any timing
         warm = torch.ones(4, 8, 8, device=GPU)
         torch.bmm(warm, warm).sum().item()
@@ -474,7 +495,9 @@ def main(argv=None) -> None:
         timings.to_csv(args.out / "gpu.csv", index=False)
         if accuracy is not None:
             accuracy.to_csv(args.out / "gpu_table2.csv", index=False)
-        (args.out / "gpu.md").write_text(render(timings, comparison, machine, settings))
+            reference.to_csv(args.out / CPU_REFERENCE, index=False)
+        (args.out / "gpu.md").write_text(render(timings, comparison, machine, settings,
+                                                reference))
 
     for part in dict.fromkeys(args.parts):          # in the order given, each saved when done
         if part == "table2_rounds":
@@ -485,7 +508,7 @@ def main(argv=None) -> None:
         elif part == "table2_full":
             full, accuracy = table2_full(args.mnist, settings, cells, args.out)
             rows += full
-            comparison = compare(accuracy)
+            comparison = compare(accuracy, reference)
         else:
             rows += embed_part(args.mnist)
         save()

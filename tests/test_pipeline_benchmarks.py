@@ -2,6 +2,7 @@ import re
 
 import pandas as pd
 import pytest
+import yaml
 
 from fedclust.pipeline.benchmarks import (
     format_seconds,
@@ -216,10 +217,37 @@ def _gpu_module(monkeypatch):
 def test_the_gpu_table_is_what_its_csvs_give(tmp_path, monkeypatch):
     gpu = _gpu_module(monkeypatch)
     results = REPO / "benchmarks" / "results"
-    for name in ("gpu.csv", "gpu_table2.csv"):
+    for name in ("gpu.csv", "gpu_table2.csv", "gpu_cpu_reference.csv"):
         (tmp_path / name).write_bytes((results / name).read_bytes())
     gpu.main(["--render", str(tmp_path)])
     assert (tmp_path / "gpu.md").read_text() == (results / "gpu.md").read_text()
+
+
+def test_the_gpu_comparison_keeps_its_cpu_run_after_a_republication(tmp_path, monkeypatch):
+    """A report published after the GPU's call (other accuracies, commit and machine) leaves
+    a table whose CPU run was kept unchanged; without that run kept it would change."""
+    gpu = _gpu_module(monkeypatch)
+    results = REPO / "benchmarks" / "results"
+    published = tmp_path / "paper-profile"
+    published.mkdir()
+    report = pd.read_csv(gpu.PUBLISHED)
+    table2 = report["key"] == "kfed.table2.values"
+    report.loc[table2, "reproduced"] = report.loc[table2, "reproduced"] - 0.05
+    report.to_csv(published / "reproduction.csv", index=False)
+    (published / "rules.md").write_text(gpu.PUBLISHED.with_name("rules.md").read_text())
+    (published / "provenance.yaml").write_text(
+        yaml.safe_dump({"commit": "0000000", "machine": "Another CPU; fast"}))
+    monkeypatch.setattr(gpu, "PUBLISHED", published / "reproduction.csv")
+    kept, lost = tmp_path / "kept", tmp_path / "lost"
+    for folder, names in ((kept, ("gpu.csv", "gpu_table2.csv", "gpu_cpu_reference.csv")),
+                          (lost, ("gpu.csv", "gpu_table2.csv"))):
+        folder.mkdir()
+        for name in names:
+            (folder / name).write_bytes((results / name).read_bytes())
+        gpu.main(["--render", str(folder)])
+    assert (kept / "gpu.md").read_text() == (results / "gpu.md").read_text()
+    text = (lost / "gpu.md").read_text()
+    assert "computed at 0000000" in text and "0 of 12 cells within the band" in text
 
 
 def test_a_gpu_round_not_measured_says_so_and_is_not_projected(tmp_path, monkeypatch):
@@ -235,7 +263,8 @@ def test_a_gpu_round_not_measured_says_so_and_is_not_projected(tmp_path, monkeyp
 
 def test_gpu_accuracies_off_by_more_than_the_runs_spread_fall_outside(monkeypatch):
     gpu = _gpu_module(monkeypatch)
-    accuracy = pd.read_csv(REPO / "benchmarks" / "results" / "gpu_table2.csv")
-    assert gpu.compare(accuracy)["within"].all()
-    shifted = gpu.compare(accuracy.assign(test_accuracy=accuracy["test_accuracy"] - 0.01))
+    results = REPO / "benchmarks" / "results"
+    accuracy, cpu = pd.read_csv(results / "gpu_table2.csv"), gpu.cpu_reference(results)
+    assert gpu.compare(accuracy, cpu)["within"].all()
+    shifted = gpu.compare(accuracy.assign(test_accuracy=accuracy["test_accuracy"] - 0.01), cpu)
     assert len(shifted) == 12 and not shifted["within"].any()

@@ -65,6 +65,8 @@ SMOKE = {"per_rotation": 600, "test_per_rotation": 100, "rounds": 40, "eval_ever
 PUBLISHED = ROOT / "docs" / "paper-profile" / "reproduction.csv"
 #: The CPU run a call's GPU accuracies were compared with, beside its results.
 CPU_REFERENCE = "gpu_cpu_reference.csv"
+#: The CPU run's provenance, on every row of :func:`published_cpu` beside its accuracies.
+CPU_PROVENANCE = ("commit", "machine", "table2_jobs")
 LEVEL = 0.95
 
 
@@ -266,14 +268,12 @@ def cpu_reference(folder: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"commit": str}) if path.exists() else published_cpu()
 
 
-def compare(gpu: pd.DataFrame, cpu: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per cell: GPU mean against the CPU mean (``cpu``, :func:`cpu_reference`; by default
-    the published one), a two-sample t-test with the run-to-run variance pooled over every
-    cell of both devices."""
-    cpu = published_cpu() if cpu is None else cpu
+def compare(gpu: pd.DataFrame, cpu: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: GPU mean against the CPU mean (``cpu``, :func:`cpu_reference`), a
+    two-sample t-test with the run-to-run variance pooled over every cell of both devices."""
     g = (gpu.groupby(["n_devices", "device_clusters", "method"])["test_accuracy"]
          .agg(gpu_mean="mean", gpu_sd="std", gpu_runs="count").reset_index())
-    both = cpu.drop(columns=["commit", "machine", "table2_jobs"], errors="ignore").merge(
+    both = cpu.drop(columns=list(CPU_PROVENANCE)).merge(
         g, on=["n_devices", "device_clusters", "method"])
     dof = int(((both["cpu_runs"] - 1) + (both["gpu_runs"] - 1)).sum())
     pooled = np.sqrt((((both["cpu_runs"] - 1) * both["cpu_sd"] ** 2).sum()
@@ -333,8 +333,7 @@ def render(timings: pd.DataFrame, comparison: pd.DataFrame | None, machine: str,
     """``gpu.md`` from the timings, the accuracies' comparison and the CPU run they are
     compared with (:func:`cpu_reference`)."""
     t = timings
-    published, published_on, cpu_jobs = (str(reference[c].iloc[0])
-                                          for c in ("commit", "machine", "table2_jobs"))
+    published, published_on, cpu_jobs = (str(reference[c].iloc[0]) for c in CPU_PROVENANCE)
     calls = t["call"].nunique() if "call" in t else 1
     dates = ", ".join(sorted(t["date"].dropna().unique())) if "date" in t else ""
     lines = ["# The pipeline's torch work: CPU against GPU", "",

@@ -229,3 +229,35 @@ def test_a_short_log_axis_is_labelled_without_overlaps(low, high, expected):
         assert [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()] == []
     plt.close(fig)
 
+
+
+def table2_table():
+    """Two runs of every method in two cells, evaluated at rounds 0, 100 and 200: chance at
+    round 0, then the trained accuracies."""
+    trained = {"global": (0.90, 0.93), "ifca": (0.94, 0.96), "kfed": (0.95, 0.97)}
+    rows = []
+    for z in (100, 200):
+        for method, (mid, end) in trained.items():
+            for run in range(2):
+                for rnd, acc in ((0, 0.1), (100, mid), (200, end)):
+                    rows.append(dict(n_devices=z, device_clusters=1, method=method, run=run,
+                                     round=rnd, metric="test_accuracy",
+                                     value=acc + 0.002 * run))
+    return pd.DataFrame(rows)
+
+
+def test_table2_shows_the_trained_models_with_their_final_accuracies():
+    from fedclust.papers.kfed.figures import table2_rotated_mnist
+    from fedclust.plots._style import layout_problems
+
+    table = table2_table()
+    fig = table2_rotated_mnist(table)
+    trained = table[table["round"] > 0]
+    for ax in fig.axes[:2]:
+        low, high = ax.get_ylim()
+        # round 0 (chance) lies below; every trained mean and its spread inside
+        assert 0.1 < low < trained["value"].min() and high > trained["value"].max()
+        assert ax.get_xlim()[0] > 0
+        notes = " ".join(text.get_text() for text in ax.texts)
+        assert "final: Global 0.931, IFCA 0.961, k-FED 0.971" in notes
+    assert layout_problems(fig) == []

@@ -336,6 +336,8 @@ def heterogeneity(runs: pd.DataFrame):
 
 _METHODS = {"global": ("0.45", "Global (FedAvg)"), "ifca": ("tab:orange", "IFCA"),
             "kfed": ("tab:blue", "k-FED + FedAvg")}
+#: How a Table 2 panel's notes name the methods.
+_SHORT = {"global": "Global", "ifca": "IFCA", "kfed": "k-FED"}
 _STRATEGIES = {"random": ("0.45", "random"), "powd": ("tab:orange", "pow-d"),
                "kfed_powd": ("tab:blue", "k-FED + pow-d")}
 #: Line styles by label: curves that coincide (IFCA on k-FED in Table 2) stay visible, the
@@ -358,14 +360,39 @@ def _final(table: pd.DataFrame, metric: str) -> float | None:
     return float(values.mean()) if len(values) else None
 
 
+#: The share of a Table 2 panel's height kept under the trained curves for its notes.
+_NOTES_HEIGHT = 0.36
+
+
+def _trained_view(table: pd.DataFrame) -> tuple[tuple, tuple] | None:
+    """x- and y-limits of the trained models: every evaluation after the first (the untrained
+    models' accuracy, near chance, falls outside), every method's mean test accuracy ± its
+    spread in the upper part of the panel, the lower :data:`_NOTES_HEIGHT` left free for the
+    panel's notes; None where only one round was evaluated."""
+    acc = table[table["metric"] == "test_accuracy"]
+    trained = acc[acc["round"] > acc["round"].min()]
+    if trained.empty:
+        return None
+    stats = summarize_runs(trained, "test_accuracy", ["n_devices", "device_clusters",
+                                                      "method", "round"])
+    low, high = (stats["mean"] - stats["std"]).min(), (stats["mean"] + stats["std"]).max()
+    span = max(high - low, 0.01) / (1.0 - _NOTES_HEIGHT - 0.06)
+    first, last = trained["round"].min(), trained["round"].max()
+    margin = 0.03 * max(last - first, 1)
+    return (first - margin, last + margin), (high + 0.04 * span - span, high + 0.04 * span)
+
+
 def table2_rotated_mnist(table: pd.DataFrame):
-    """Test accuracy against rounds, one panel per (k', Z), one curve per method.
+    """Test accuracy against rounds, one panel per (k', Z), one curve per method, every panel
+    on the same axes zoomed to the trained models (:func:`_trained_view`); each panel notes the
+    methods' final accuracies, IFCA's identity accuracy and k-FED's clustering accuracy.
 
     Its tables are written by :func:`~fedclust.papers.kfed.applications.table2_runs`.
     """
     table = table[table["metric"] != "skipped"]
     if table.empty:
         raise ValueError("the Table 2 table has no finished run")
+    view = _trained_view(table)
     cells = table[["device_clusters", "n_devices"]].drop_duplicates().sort_values(
         ["device_clusters", "n_devices"])
     kps, zs = sorted(cells["device_clusters"].unique()), sorted(cells["n_devices"].unique())
@@ -374,14 +401,15 @@ def table2_rotated_mnist(table: pd.DataFrame):
         for j, z in enumerate(zs):
             ax = axes[i, j]
             cell = table[(table["device_clusters"] == kp) & (table["n_devices"] == z)]
-            notes = []
+            notes, finals = [], []
             for method, (color, label) in _METHODS.items():
                 part = cell[cell["method"] == method]
                 if part[part["metric"] == "test_accuracy"].empty:
                     continue
                 _curve(ax, part, "test_accuracy", color, label)
-                identity = _final(part[part["round"] == part["round"].max()],
-                                  "identity_accuracy")
+                last = part[part["round"] == part["round"].max()]
+                finals.append(f"{_SHORT[method]} {_final(last, 'test_accuracy'):.3f}")
+                identity = _final(last, "identity_accuracy")
                 if identity is not None:
                     notes.append(f"IFCA identity {identity:.2f}")
                 clustering = _final(part, "kfed_cluster_accuracy")
@@ -390,6 +418,10 @@ def table2_rotated_mnist(table: pd.DataFrame):
             ax.set_title(f"Z = {z}, k' = {kp}")
             ax.set_xlabel("round")
             ax.set_ylabel("test accuracy")
+            if view is not None:
+                ax.set_xlim(*view[0])
+                ax.set_ylim(*view[1])
+            notes = ["final: " + ", ".join(finals)] + notes if finals else notes
             if notes:
                 ax.text(0.97, 0.05, "\n".join(notes), transform=ax.transAxes, ha="right",
                         va="bottom", fontsize=7)

@@ -271,9 +271,10 @@ def test_kmeans_plusplus_by_device_never_draws_zero_weight_and_names_a_short_dev
 
 @pytest.mark.parametrize("power", [1, 2])
 def test_greedy_seeding_of_float32_rows_draws_what_their_float64_copy_draws(rng, power):
-    # the kernel streams float32 rows as they are (not a float64 copy) and takes every
-    # product in float64: the rows it draws are those of the data's float64 copy. (Whether
-    # the last bits match is checked at scale: benchmarks/seeding_dtype.py's sha256.)
+    # the kernel streams float32 rows as they are (not a float64 copy) and sums their
+    # candidates' dot products in float32: the rows it draws are those of the data's float64
+    # copy but where two candidates' potentials tie to float32's last bits (at paper scale:
+    # benchmarks/results/seeding_float32_dots.md)
     X = (rng.standard_normal((3000, 37)) * [10.0 ** (i % 5 - 2) for i in range(37)]).astype(
         np.float32)
     devices = rng.integers(0, 5, len(X))
@@ -283,3 +284,21 @@ def test_greedy_seeding_of_float32_rows_draws_what_their_float64_copy_draws(rng,
         Federation.from_devices(X.astype(dtype), devices), 20, weights=w, power=power,
         uniforms=uniforms) for dtype in (np.float32, np.float64)}
     np.testing.assert_array_equal(rows[np.float32], rows[np.float64])
+
+
+def test_greedy_seeding_of_float32_rows_far_from_the_origin_keeps_float64s_choices():
+    # the GEMM form's float32 dot products round at the scale of the rows' norms: uncentered,
+    # rows 1,000 from the origin with clusters 1 apart drew 19 of 20 clusters and an 11x
+    # potential; each device's rows are centered first, which distances do not see
+    rng = np.random.default_rng(0)
+    centers = rng.normal(0.0, 1.0, (20, 30))
+    labels = rng.integers(0, 20, 20000)
+    X = 1000.0 + centers[labels] + 0.05 * rng.standard_normal((20000, 30))
+    devices = np.repeat([0, 1], 10000)
+    uniforms = greedy_uniforms(np.full(2, 20), random_state=3)
+    rows = {dtype: kmeans_plusplus_by_device(Federation.from_devices(X.astype(dtype), devices),
+                                             20, uniforms=uniforms)
+            for dtype in (np.float32, np.float64)}
+    np.testing.assert_array_equal(rows[np.float32], rows[np.float64])
+    for z in range(2):  # every device's seeds hit all 20 clusters (rows already sorted)
+        assert len(set(labels[rows[np.float32][z]].tolist())) == 20

@@ -105,17 +105,20 @@ def kept(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.loc[runs["metric"].isin(KEPT_METRICS), columns]
 
 
-def summary(runs: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
-    """Mean and standard error of the cost ratio per variant and cell, the paired difference
-    (new minus old, run by run) and whether the new mean is within one old standard error."""
-    ratios = runs[runs["metric"] == "cost_ratio"]
-    wide = ratios.pivot_table(index=KEYS + ["run"], columns="variant", values="value")
+def summary(runs: pd.DataFrame, labels: list[str], keys=tuple(KEYS),
+            metric: str = "cost_ratio") -> pd.DataFrame:
+    """Mean and standard error of ``metric`` per variant and cell (``keys``), the paired
+    difference (new minus old, run by run) and whether the new mean is within one old
+    standard error."""
+    keys = list(keys)
+    ratios = runs[runs["metric"] == metric]
+    wide = ratios.pivot_table(index=keys + ["run"], columns="variant", values="value")
     rows = []
-    for cell, group in wide.groupby(level=KEYS):
+    for cell, group in wide.groupby(level=keys):
         old, new = group[labels[0]].to_numpy(), group[labels[1]].to_numpy()
         diff = new - old
         se = lambda v: float(np.std(v, ddof=1) / np.sqrt(len(v)))  # noqa: E731
-        rows.append({**dict(zip(KEYS, cell, strict=True)), "runs": len(old),
+        rows.append({**dict(zip(keys, cell, strict=True)), "runs": len(old),
                      "old_mean": old.mean(), "old_se": se(old), "new_mean": new.mean(),
                      "new_se": se(new), "diff_mean": diff.mean(), "diff_se": se(diff),
                      "within_one_se": bool(abs(new.mean() - old.mean()) <= se(old))})

@@ -12,7 +12,8 @@ weighted partitions make them).
     git worktree add /tmp/before <commit>
     python benchmarks/seeding_dtype.py --src /tmp/before/src src --labels before after
 
-Writes ``benchmarks/results/seeding_dtype.{csv,md}``.
+Writes ``benchmarks/results/<--name>.{csv,md}`` (default ``seeding_dtype``: float32 rows
+streamed as they are; ``seeding_float32_dots``: their dot products summed in float32).
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def parse(argv=None):
     add_tree_arguments(parser)
     parser.add_argument("--splits", nargs="+", default=["equal", "dirichlet"])
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--name", default="seeding_dtype",
+                        help="the results' file name under benchmarks/results/ (one per change "
+                             "measured)")
     args = parser.parse_args(argv)
     return args, trees(parser, args)
 
@@ -87,7 +91,8 @@ def render(table: pd.DataFrame, args, machine_line: str) -> str:
              f"Machine: {machine_line}, one thread, CPU seconds of a child process for three "
              f"seedings (seeds 0-2) of every site, best of {args.repeat} alternating runs; "
              f"the paper profile's msd_mixture ({table['dtype'].iloc[0]}), 100 sites, k = 50. "
-             f"Command: `python benchmarks/seeding_dtype.py {tree_options(args)}` (compare "
+             f"Command: `python benchmarks/seeding_dtype.py {tree_options(args)}"
+             f"{'' if args.name == 'seeding_dtype' else ' --name ' + args.name}` (compare "
              f"within this table: the trees ran alternately in one sitting). Same rows: the "
              f"chosen rows have the same sha256 under every tree.", "",
              *speedup_rows(best[args.labels], same, "split")]
@@ -97,7 +102,7 @@ def render(table: pd.DataFrame, args, machine_line: str) -> str:
 def main(argv=None):
     args, pairs = parse(argv)
     table = alternating_runs(pairs, args.repeat, time_split, item="split", items=args.splits)
-    write_results("seeding_dtype", table, render(table, args, machine()))
+    write_results(args.name, table, render(table, args, machine()))
 
 
 if __name__ == "__main__":

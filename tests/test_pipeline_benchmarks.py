@@ -125,7 +125,8 @@ def test_the_readmes_measured_table_is_the_one_the_results_give():
                                          ("table2_cell", "table2_cell_a6ed2bf"),
                                          ("fedkmeans_sweep", "fedkmeans_sweep"),
                                          ("coreset_setting_run", "coreset_setting_run"),
-                                         ("seeding_dtype", "seeding_dtype")])
+                                         ("seeding_dtype", "seeding_dtype"),
+                                         ("seeding_dtype", "seeding_float32_dots")])
 def test_a_before_after_table_is_what_its_csv_and_command_give(monkeypatch, script, out):
     """The committed markdown of a before/after benchmark re-renders from its CSV and the
     command it prints (the machine line as printed)."""
@@ -145,6 +146,50 @@ def test_a_before_after_table_is_what_its_csv_and_command_give(monkeypatch, scri
     args, pairs = module.parse(argv)
     assert [label for label, _ in pairs] == args.labels
     assert module.render(table, args, machine_line) == markdown
+
+
+def test_a_code_changes_means_are_judged_against_the_old_runs_standard_error(tmp_path,
+                                                                           monkeypatch):
+    """benchmarks/code_change_means.py: per cell, the new mean within one standard error of
+    the old one or not, from the two runs' job tables (coreset settings, Table 2 cells)."""
+    import numpy as np
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import code_change_means
+
+    rng = np.random.default_rng(0)
+    ratios = 1.05 + 0.01 * rng.standard_normal(30)
+    for side, shift in (("old", 0.0), ("new", 0.05)):
+        folder = tmp_path / side / "results/coreset/kmeans/msd_mixture/n100/uniform"
+        folder.mkdir(parents=True)
+        rows = [{"graph": "grid", "algorithm": algorithm, "network": "graph",
+                 "coreset_size": 1000, "run": run, "metric": "cost_ratio",
+                 # COMBINE unchanged but one run; the distributed coreset moved by 5 SE
+                 "value": ratios[run] + (shift if algorithm == "distributed" else
+                                         shift * 0.01 * (run == 0))}
+                for run in range(30) for algorithm in ("distributed", "combine")]
+        for first in (0, 15):
+            pd.DataFrame(rows[2 * first:2 * first + 30]).to_csv(
+                folder / f"runs{first}-{first + 14}.csv", index=False)
+        cell = tmp_path / side / "results/kfed/table2"
+        cell.mkdir(parents=True)
+        pd.DataFrame([{"run": run, "round": r, "metric": "test_accuracy",
+                       "value": 0.5 + 0.4 * (r > 0) + 0.001 * run}
+                      for run in range(2) for r in (0, 100)]).to_csv(
+            cell / "n100_k1_kfed.csv", index=False)
+    monkeypatch.setattr(code_change_means, "OUT", tmp_path / "out")
+    code_change_means.main(["--old", str(tmp_path / "old"), "--new", str(tmp_path / "new"),
+                            "--coreset", "n100/uniform", "--table2", "n100_k1_kfed",
+                            "--change", "a change", "--out", "means"])
+    table = pd.read_csv(tmp_path / "out" / "means.csv")
+    within = dict(zip(table["algorithm"].fillna(table["cell"]), table["within_one_se"],
+                      strict=True))
+    assert within == {"combine": True, "distributed": False, "n100_k1_kfed": True}
+    new = table.loc[table["cell"] == "n100_k1_kfed", "new_mean"].item()
+    assert new == pytest.approx(0.9005)
+    markdown = (tmp_path / "out" / "means.md").read_text()
+    assert "2 of 3 cells within one standard error" in markdown
+    assert "| coreset n100/uniform | grid, distributed (graph), t = 1000 |" in markdown
 
 
 def test_a_before_after_benchmark_needs_a_label_per_tree(monkeypatch, capsys):

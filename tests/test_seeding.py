@@ -271,10 +271,9 @@ def test_kmeans_plusplus_by_device_never_draws_zero_weight_and_names_a_short_dev
 
 @pytest.mark.parametrize("power", [1, 2])
 def test_greedy_seeding_of_float32_rows_draws_what_their_float64_copy_draws(rng, power):
-    # the kernel streams float32 rows as they are (not a float64 copy) and sums their
-    # candidates' dot products in float32: the rows it draws are those of the data's float64
-    # copy but where two candidates' potentials tie to float32's last bits (at paper scale:
-    # benchmarks/results/seeding_float32_dots.md)
+    # the kernel streams float32 rows as they are (not a float64 copy) and takes every
+    # product in float64: the rows it draws are those of the data's float64 copy. (Whether
+    # the last bits match is checked at scale: benchmarks/seeding_dtype.py's sha256.)
     X = (rng.standard_normal((3000, 37)) * [10.0 ** (i % 5 - 2) for i in range(37)]).astype(
         np.float32)
     devices = rng.integers(0, 5, len(X))
@@ -287,9 +286,10 @@ def test_greedy_seeding_of_float32_rows_draws_what_their_float64_copy_draws(rng,
 
 
 def test_greedy_seeding_of_float32_rows_far_from_the_origin_keeps_float64s_choices():
-    # the GEMM form's float32 dot products round at the scale of the rows' norms: uncentered,
+    # the GEMM form's dot products round at the scale of the rows' norms: summed in float32
+    # without centering (a variant measured in benchmarks/results/seeding_float32_dots.md),
     # rows 1,000 from the origin with clusters 1 apart drew 19 of 20 clusters and an 11x
-    # potential; each device's rows are centered first, which distances do not see
+    # potential; float64 products keep float64's choices
     rng = np.random.default_rng(0)
     centers = rng.normal(0.0, 1.0, (20, 30))
     labels = rng.integers(0, 20, 20000)

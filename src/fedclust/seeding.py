@@ -122,14 +122,11 @@ _SEED_BLOCK = 256
 
 
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power, center,
+def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power,
                             rows):  # pragma: no cover (compiled; tested through its wrapper)
     """``power`` 2 draws and scores by ``w D^2``, 1 by ``w D``; ``closest`` and
     ``trial_d2`` hold squared distances either way. The ``power == 2`` branches are the
-    k-means++ loops as they were: k-median's square roots cost k-means nothing. ``center``:
-    each device's rows are taken relative to their mean (distances do not change; the GEMM
-    form's float32 dot products then round at the scale of the distances, not of the rows'
-    offset from the origin)."""
+    k-means++ loops as they were: k-median's square roots cost k-means nothing."""
     d = X.shape[1]
     for z in prange(len(offsets) - 1):
         s, e, k = offsets[z], offsets[z + 1], n_clusters[z]
@@ -138,22 +135,13 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
         wz = w[s:e]
         n = e - s
         # the device's rows feature-major, in the data's dtype: the distance loops below run
-        # along the rows, contiguous and vectorized, for every candidate. The candidates' dot
-        # products are summed in the data's dtype too (float32: twice the lanes of float64 per
-        # instruction, about 2x on this loop), the norms and distances in float64; float32
-        # rows are centered first, so a dot's rounding moves a potential in its last bits
-        # only and the candidate kept is float64's unless two candidates' potentials tie
-        # that closely (uncentered, rows 1000 away from the origin lost 11x in potential)
+        # along the rows, contiguous and vectorized, for every candidate. Every product is
+        # taken in float64 (exact for float32 factors), so float32 rows give the numbers a
+        # float64 copy gave, from half the bytes streamed per candidate step
         At = np.empty((d, n), dtype=X.dtype)
-        mean = np.zeros(d)
-        if center:
-            for i in range(n):
-                for f in range(d):
-                    mean[f] += X[s + i, f]
-            mean /= n
         for i in range(n):
             for f in range(d):
-                At[f, i] = X[s + i, f] - mean[f] if center else X[s + i, f]
+                At[f, i] = X[s + i, f]
         x_sq = np.zeros(n)
         for f in range(d):
             for i in range(n):
@@ -172,7 +160,6 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
         cand = np.empty(trials, dtype=np.int64)
         pots = np.empty(trials)
         trial_d2 = np.empty((trials, n))
-        block_dots = np.empty((trials, _SEED_BLOCK), dtype=X.dtype)
         for c in range(1, k):
             # the candidates of this step, all drawn from the same D^power distribution
             if power == 2:
@@ -186,19 +173,16 @@ def _greedy_kmeanspp_kernel(X, w, offsets, n_clusters, n_trials, uniforms, power
             # every candidate's dot products (then its distances) in trial_d2, all candidates at
             # once block by block of rows (each sum still runs over the features in order, as
             # with one candidate at a time over all rows: the same numbers)
+            trial_d2[:trials] = 0.0
             for lo in range(0, n, _SEED_BLOCK):  # a block of rows stays in L1 over the features
                 hi = min(lo + _SEED_BLOCK, n)
-                block_dots[:trials, :hi - lo] = 0
                 for f in range(d):
                     row = At[f, lo:hi]
                     for t in range(trials):
-                        b = At[f, cand[t]]
-                        dots = block_dots[t]
+                        b = np.float64(At[f, cand[t]])
+                        dots = trial_d2[t, lo:hi]
                         for i in range(hi - lo):
-                            dots[i] += row[i] * b
-                for t in range(trials):
-                    for i in range(hi - lo):
-                        trial_d2[t, lo + i] = block_dots[t, i]
+                            dots[i] += np.float64(row[i]) * b
             for t in range(trials):
                 dots = trial_d2[t]
                 pot = 0.0
@@ -308,11 +292,11 @@ def kmeans_plusplus_by_device(federation: Federation, n_clusters, *, weights=Non
         raise ValueError(f"uniforms must have shape ({Z}, >= {k_max}, >= "
                          f"{int(n_trials.max()) if Z else 1}); got {uniforms.shape}")
     rows = np.full((Z, k_max), -1, dtype=np.int64)
-    # float32 stays float32 (its dot products summed in float32, on centered rows)
+    # float32 stays float32: the kernel reads it into float64 device by device
     X = np.asarray(federation.X if points is None else points)
     X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
     _greedy_kmeanspp_kernel(X, w, federation.offsets, n_clusters, n_trials, uniforms, power,
-                            X.dtype == np.float32, rows)
+                            rows)
     return rows
 
 

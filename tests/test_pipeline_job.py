@@ -1,7 +1,6 @@
 """What every script runs in: log file, threads, and the error that reaches the terminal."""
 
 import logging
-import subprocess
 import sys
 import time
 from types import SimpleNamespace
@@ -110,30 +109,3 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
-
-
-_FAULTS = r"""
-import resource, sys
-import numpy as np
-from fedclust.pipeline.job import reuse_freed_memory
-applied = reuse_freed_memory() if sys.argv[1] == "reuse" else None
-np.ones(2**24).sum()  # 128 MB, touched, then freed
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
-    np.ones(2**24).sum()
-print(applied, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-"""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_a_job_reuses_freed_memory_instead_of_faulting_it_in_again():
-    """Five 128 MB arrays allocated after one was freed: served by mmap, each faults its
-    pages in again (at least one fault per 2 MB huge page: numpy asks for them); kept on the
-    heap, the first one's pages serve them all."""
-    faults = {}
-    for mode in ("default", "reuse"):
-        out = subprocess.run([sys.executable, "-c", _FAULTS, mode], capture_output=True,
-                             text=True, check=True).stdout.split()
-        faults[mode] = (out[0], int(out[1]))
-    assert faults["default"][1] >= 5 * 64
-    assert faults["reuse"][0] == "True" and faults["reuse"][1] < faults["default"][1] / 10

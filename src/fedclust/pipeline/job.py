@@ -1,7 +1,6 @@
 """What every workflow script does around its one library call: :func:`job` sends logs,
-warnings and progress to the rule's log file, limits the threads to the job's, keeps freed
-memory for reuse (:func:`reuse_freed_memory`) and reports an error in one line;
-:func:`stop_when_orphaned` stops a job whose Snakemake is gone.
+warnings and progress to the rule's log file, limits the threads to the job's and reports an
+error in one line; :func:`stop_when_orphaned` stops a job whose Snakemake is gone.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-__all__ = ["job", "apply_threads", "reuse_freed_memory", "stop_when_orphaned"]
+__all__ = ["job", "apply_threads", "stop_when_orphaned"]
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -37,34 +36,6 @@ def apply_threads(threads: int):
 
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     return threadpool_limits(limits=threads)
-
-
-#: glibc's ``mallopt`` parameters (malloc.h) and the values a job sets.
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_MAX = -1, -2, -4
-_KEPT_FREE = 1 << 30  # bytes of freed heap kept before any is returned to the system
-_TOP_PAD = 1 << 29
-
-
-def reuse_freed_memory() -> bool:
-    """Have glibc's malloc serve every allocation from its heap and keep what is freed for the
-    next one (no ``mmap`` chunks; the heap trimmed only past 1 GiB of free space).
-
-    A job allocates and frees arrays of hundreds of megabytes again and again (a coreset
-    setting's level federations, the global data's distances); served by ``mmap``, each one
-    faults its pages in afresh. Measured on one weighted coreset run at paper scale, one
-    thread: 50.4-52.1 -> 47.1-50.4 s of CPU, system time 4.0-4.4 -> 1.8-1.9 s, the same
-    table, peak memory +3 % (docs/speed.md). Changes where arrays live, not what is computed.
-    Returns whether it applied (False where the C library is not glibc).
-    """
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return all(mallopt(param, value) == 1 for param, value in
-               ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _KEPT_FREE), (_M_TOP_PAD, _TOP_PAD)))
 
 
 def _wildcards(snakemake) -> str:
@@ -134,7 +105,6 @@ def job(snakemake):
     log = logging.getLogger("fedclust")
     threads = int(getattr(snakemake, "threads", 1) or 1)
     limiter = apply_threads(threads)
-    reuse_freed_memory()
     stop_when_orphaned(rule, log)
     log.info("rule %s: %d thread(s)", rule, threads)
     start = time.perf_counter()

@@ -26,7 +26,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import machine  # noqa: E402
-from coreset_setting_means import summary  # noqa: E402
+from coreset_setting_means import comparison_cells, summary  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results"
@@ -106,9 +106,7 @@ def main(argv=None):
         cell = r.cell if isinstance(getattr(r, "cell", None), str) else \
             f"{r.graph}, {r.algorithm} ({r.network}), t = {int(r.coreset_size)}"
         lines.append(f"| {r.table} | {cell} | {r.quantity} | {r.runs} | "
-                     f"{r.old_mean:.4f} ± {r.old_se:.4f} | {r.new_mean:.4f} ± {r.new_se:.4f} | "
-                     f"{r.diff_mean:+.4f} ± {r.diff_se:.4f} | "
-                     f"{'yes' if r.within_one_se else '**no**'} |")
+                     f"{comparison_cells(r)} |")
     lines += ["", f"{int(table.within_one_se.sum())} of {len(table)} cells within one standard "
               "error of the old mean."]
     (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")

@@ -125,6 +125,15 @@ def summary(runs: pd.DataFrame, labels: list[str], keys=tuple(KEYS),
     return pd.DataFrame(rows)
 
 
+def comparison_cells(row) -> str:
+    """A :func:`summary` row's markdown cells: old and new mean ± standard error, the paired
+    difference ± its standard error, and whether the new mean is within one old standard
+    error."""
+    return (f"{row.old_mean:.4f} ± {row.old_se:.4f} | {row.new_mean:.4f} ± {row.new_se:.4f} | "
+            f"{row.diff_mean:+.4f} ± {row.diff_se:.4f} | "
+            f"{'yes' if row.within_one_se else '**no**'}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", nargs="+", required=True, metavar="KEY=VALUE",
@@ -237,9 +246,7 @@ def main(argv=None):
               "old SE |", "|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
         lines.append(f"| {r.algorithm} | {r.network} | {int(r.coreset_size)} | "
-                     f"{r.old_mean:.4f} ± {r.old_se:.4f} | {r.new_mean:.4f} ± {r.new_se:.4f} | "
-                     f"{r.diff_mean:+.4f} ± {r.diff_se:.4f} | "
-                     f"{'yes' if r.within_one_se else '**no**'} |")
+                     f"{comparison_cells(r)} |")
     lines += ["", f"{int(table.within_one_se.sum())} of {len(table)} cells within one standard "
               "error."]
     (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")

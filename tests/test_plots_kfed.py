@@ -230,7 +230,6 @@ def test_a_short_log_axis_is_labelled_without_overlaps(low, high, expected):
     plt.close(fig)
 
 
-
 def table2_table():
     """Two runs of every method in two cells, evaluated at rounds 0, 100 and 200: chance at
     round 0, then the trained accuracies."""
